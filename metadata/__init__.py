@@ -1,0 +1,1 @@
+"""The metadata manager (paper §4): Map-, Refresh-, Link- and Status-Data on SQLite."""

@@ -1,0 +1,112 @@
+"""The typed records that cross the metadata manager's API (paper §4).
+
+These are the only shapes other modules hand to, or get from, the metadata manager: the
+crawler writes a :class:`FetchResult` per fetch, the loader sets children and statuses, the
+ranking and refresh modules read and write score arrays. None of them sees a table.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class PageType(enum.StrEnum):
+    """The type of a page as the paper's Refresh-Data lists it, plus UNKNOWN.
+
+    UNKNOWN is a URL discovered (it has a URL-Id) but never read; ERROR a page whose last
+    read failed (the reason says why; it is retried with back-off); DEAD a page Xyleme
+    believes gone from the web (404/410, DNS failure, too many errors), re-checked only in the
+    background.
+    """
+
+    HTML = "HTML"
+    XML = "XML"
+    DTD = "DTD"
+    ERROR = "ERROR"
+    DEAD = "DEAD"
+    UNKNOWN = "UNKNOWN"
+
+
+class LoadStatus(enum.StrEnum):
+    """The loading status of an XML document (the paper's Status-Data)."""
+
+    WAITING_DTD = "WAITING_DTD"
+    WAITING_ENTITY = "WAITING_ENTITY"
+    WAITING_SCHEMA = "WAITING_SCHEMA"
+    LOADED = "LOADED"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One access to a page, as the change-rate estimators of §6.1 need it.
+
+    ``at`` is the simulated time of the access; ``changed`` is None for the first access
+    (nothing to compare with), True when the body's MD5 differs from the previous one, and
+    False for a 304 or an identical MD5 (a 304 is never a change). ``last_modified`` is the
+    server's Last-Modified header as a simulated timestamp, when it sent one.
+    """
+
+    at: float
+    changed: bool | None
+    last_modified: float | None = None
+
+
+@dataclass(slots=True)
+class FetchResult:
+    """Everything one fetch of one page produced: committed in one transaction.
+
+    ``children`` replaces the page's stored children when it is a list (possibly empty) and
+    leaves them alone when it is None (a 304, an error, or a document whose links the loader
+    will set later). ``md5`` is the hex MD5 of the body (None for a 304 or a failure).
+    ``status`` is the HTTP status (None when no response came: DNS failure, timeout…), and
+    ``reason`` says why a page is ERROR or DEAD. ``redirect_to`` is the URL-Id of a redirect's
+    target, recorded so the target has its own record.
+    """
+
+    url_id: int
+    fetched_at: float
+    page_type: PageType
+    status: int | None = None
+    reason: str | None = None
+    md5: str | None = None
+    changed: bool | None = None
+    last_modified: float | None = None
+    etag: str | None = None
+    content_type: str | None = None
+    size: int | None = None
+    children: list[int] | None = None
+    redirect_to: int | None = None
+
+
+@dataclass(slots=True)
+class PageRecord:
+    """A page's whole Refresh-Data record, as :meth:`Metadata.page` returns it."""
+
+    url_id: int
+    url: str
+    page_type: PageType = PageType.UNKNOWN
+    status: int | None = None
+    reason: str | None = None
+    first_access: float | None = None
+    last_access: float | None = None
+    last_change: float | None = None
+    last_modified: float | None = None
+    etag: str | None = None
+    md5: str | None = None
+    content_type: str | None = None
+    size: int | None = None
+    refreshes: int = 0
+    unchanged_accesses: int = 0
+    failures: int = 0
+    importance: float | None = None
+    interest: float | None = None
+    opic_cash: float | None = None
+    opic_history: float | None = None
+    change_rate: float | None = None
+    change_rate_method: str | None = None
+    next_refresh: float | None = None
+    redirect_to: int | None = None
+    discovered_at: float | None = None
+    observations: list[Observation] = field(default_factory=list)

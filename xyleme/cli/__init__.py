@@ -1,0 +1,40 @@
+"""The ``xyleme`` command line: one click group, its commands grouped by topic in submodules.
+
+Every command that reads or writes a repository takes the global ``--repo DIR`` (default:
+``$XYLEME_REPO``, else the current directory), reached through :func:`repo_path`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from xyleme import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="xyleme")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="XYLEME_REPO",
+    default=".",
+    show_default="$XYLEME_REPO, else the current directory",
+    help="The repository folder to read or write.",
+)
+@click.pass_context
+def cli(ctx: click.Context, repo: Path) -> None:
+    """xyleme: build and keep fresh a warehouse of the XML data of the web."""
+    ctx.obj = {"repo": repo}
+
+
+def repo_path(ctx: click.Context) -> Path:
+    """The repository folder the global ``--repo`` option names."""
+    return ctx.find_root().obj["repo"]
+
+
+def main() -> None:
+    """Entry point of the ``xyleme`` console script."""
+    cli()
