@@ -28,27 +28,21 @@ def encode_ids(ids: Iterable[int] | np.ndarray, limit: int = MAX_CHILDREN) -> tu
     """``(blob, extra)``: the distinct ids in first-seen order, at most ``limit`` of them.
 
     ``extra`` is how many distinct ids did not fit. A page linking twice to the same child
-    has one edge: the paper's children are a set.
+    has one edge: the paper's children are a set. Ids outside 1 .. 2**31 - 1 raise
+    ValueError. This runs once per fetched page, so the list path stays lean.
     """
     if isinstance(ids, np.ndarray):
-        values = ids.astype(np.int64, copy=False).ravel()
-        _, first = np.unique(values, return_index=True)
-        distinct = values[np.sort(first)]
-        _check_ids(distinct.min() if distinct.size else 1, distinct.max() if distinct.size else 1)
-        kept = distinct[:limit].astype(LINK_DTYPE)
-        return kept.tobytes(), max(0, distinct.size - limit)
-    distinct_list = list(dict.fromkeys(ids))
-    if distinct_list:
-        _check_ids(min(distinct_list), max(distinct_list))
-    packed = array("i", distinct_list[:limit])
+        ids = ids.ravel().tolist()
+    distinct = list(dict.fromkeys(ids))
+    try:
+        packed = array("i", distinct[:limit])
+    except OverflowError:
+        packed = None
+    if packed is None or (distinct and min(distinct) < 1):
+        raise ValueError(f"URL-Ids run from 1 to 2**31 - 1, got {min(distinct)}..{max(distinct)}")
     if sys.byteorder == "big":  # pragma: no cover - the blobs are little-endian everywhere
         packed.byteswap()
-    return packed.tobytes(), max(0, len(distinct_list) - limit)
-
-
-def _check_ids(smallest: int, largest: int) -> None:
-    if smallest < 1 or largest > np.iinfo(LINK_DTYPE).max:
-        raise ValueError(f"URL-Ids run from 1 to 2**31 - 1, got {smallest}..{largest}")
+    return packed.tobytes(), max(0, len(distinct) - limit)
 
 
 def decode_ids(blob: bytes | None) -> np.ndarray:
@@ -58,11 +52,13 @@ def decode_ids(blob: bytes | None) -> np.ndarray:
     return np.frombuffer(blob, dtype=LINK_DTYPE).astype(np.int32)
 
 
-def encode_observation(observation: Observation) -> bytes:
+def encode_observation(at: float, changed: bool | None, last_modified: float | None) -> bytes:
     """24 bytes: when, changed (NaN for unknown, 0 or 1), Last-Modified (NaN if none)."""
-    changed = math.nan if observation.changed is None else float(observation.changed)
-    seen = math.nan if observation.last_modified is None else observation.last_modified
-    return _OBSERVATION.pack(observation.at, changed, seen)
+    return _OBSERVATION.pack(
+        at,
+        math.nan if changed is None else changed,
+        math.nan if last_modified is None else last_modified,
+    )
 
 
 def decode_observations(blob: bytes | None) -> list[Observation]:

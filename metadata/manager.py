@@ -87,6 +87,13 @@ _UPSERT_CHILDREN = """
 INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra
 """
+# Up to ? pages after id ?, in id order: their ids, child counts and children, aggregated by
+# SQLite. The three group_concat step over the same rows together, so they stay aligned.
+_EXPORT_STEP = """
+SELECT max(id), group_concat(id), group_concat(length(children) / 4),
+       CAST(group_concat(children, '') AS BLOB)
+FROM (SELECT id, children FROM links WHERE id > ? ORDER BY id LIMIT ?)
+"""
 # "||" joins blobs as text, byte for byte; the CAST makes substr count bytes again.
 _APPEND_OBSERVATION = """
 INSERT INTO observations(id, history) VALUES (?1, ?2)
@@ -420,10 +427,10 @@ class Metadata:
                             result.url_id,
                         )
                     )
-                    observation = Observation(result.fetched_at, changed, result.last_modified)
-                    histories.append(
-                        (result.url_id, encode_observation(observation), history_bytes)
+                    observation = encode_observation(
+                        result.fetched_at, changed, result.last_modified
                     )
+                    histories.append((result.url_id, observation, history_bytes))
                     verdicts.append(changed)
                 if result.children is not None:
                     children.append((result.url_id, *encode_ids(result.children)))
@@ -552,39 +559,43 @@ class Metadata:
 
         The last chunk may be shorter. Edges come in ascending ``src`` order, each page's
         children in their stored order. The export reads one snapshot on a connection of
-        its own, so writers go on meanwhile; no Python object is made per edge.
+        its own, so writers go on meanwhile. SQLite itself concatenates the children blobs
+        of many pages per statement, so no Python object is made per edge, nor per page.
         """
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
         conn = _connect(self.path, readonly=True, settings=self.settings)
         try:
-            cursor = conn.execute(
-                "SELECT id, children FROM links WHERE length(children) > 0 ORDER BY id"
-            )
+            conn.execute("BEGIN")  # one snapshot across the steps
             pending_src: list[np.ndarray] = []
             pending_dst: list[np.ndarray] = []
             pending = 0
-            while rows := cursor.fetchmany(8192):
-                ids, blobs = _columns(rows, 2)
-                dst = np.frombuffer(b"".join(blobs), dtype="<i4")
-                counts = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // 4
-                pending_src.append(np.repeat(np.asarray(ids, dtype=np.int32), counts))
+            after = 0
+            while True:
+                last, ids, counts, blob = conn.execute(_EXPORT_STEP, (after, 32_768)).fetchone()
+                if last is None:
+                    break
+                after = last
+                dst = np.frombuffer(blob, dtype="<i4").astype(np.int32, copy=False)
+                src = np.repeat(
+                    np.fromstring(ids, dtype=np.int32, sep=","),
+                    np.fromstring(counts, dtype=np.int64, sep=","),
+                )
+                pending_src.append(src)
                 pending_dst.append(dst)
                 pending += dst.size
                 if pending >= chunk_edges:
-                    src_all = np.concatenate(pending_src)
-                    dst_all = np.concatenate(pending_dst).astype(np.int32, copy=False)
+                    src_all, dst_all = np.concatenate(pending_src), np.concatenate(pending_dst)
                     full = pending - pending % chunk_edges
                     for start in range(0, full, chunk_edges):
-                        stop = start + chunk_edges
-                        yield src_all[start:stop], dst_all[start:stop]
+                        yield (
+                            src_all[start : start + chunk_edges],
+                            dst_all[start : start + chunk_edges],
+                        )
                     pending_src, pending_dst = [src_all[full:]], [dst_all[full:]]
                     pending -= full
             if pending:
-                yield (
-                    np.concatenate(pending_src),
-                    np.concatenate(pending_dst).astype(np.int32, copy=False),
-                )
+                yield np.concatenate(pending_src), np.concatenate(pending_dst)
         finally:
             conn.close()
 
