@@ -1,31 +1,35 @@
-"""The metadata manager's settings: a typed dataclass of documented defaults."""
+"""The metadata manager's settings: a typed dataclass of documented defaults.
+
+Each field's ``doc`` metadata is its one-line documentation; ``xyleme init`` writes it next to
+the default in the repository's ``xyleme.toml``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+def _setting(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
 
 
 @dataclass(frozen=True, slots=True)
 class MetadataSettings:
     """How the metadata manager stores its data; every field has a documented default."""
 
-    observation_limit: int = 64
-    """Accesses kept per page for the change-rate estimators (§6.1); older ones are dropped."""
-
-    rejected_limit: int = 10_000
-    """Rows kept in the rejected-links table; the oldest go first."""
-
-    busy_timeout: float = 10.0
-    """Seconds a writer waits for another process's write lock before failing."""
-
-    synchronous: str = "NORMAL"
-    """SQLite ``synchronous`` in WAL mode: NORMAL survives a killed process (committed
-    transactions are in the WAL); FULL also survives a power cut, at a cost per commit."""
-
-    cache_mb: int = 64
-    """SQLite page cache per connection, in MiB."""
+    observation_limit: int = _setting(
+        64, "accesses kept per page for the change-rate estimators (§6.1); oldest dropped"
+    )
+    rejected_limit: int = _setting(10_000, "rows kept in the rejected-links table; oldest dropped")
+    busy_timeout: float = _setting(10.0, "seconds a writer waits for another process's write lock")
+    synchronous: str = _setting(
+        "NORMAL",
+        "SQLite synchronous: NORMAL survives a killed process, FULL also a power cut",
+    )
+    cache_mb: int = _setting(64, "SQLite page cache per connection, in MiB")
 
     def __post_init__(self) -> None:
         if self.observation_limit < 2:
