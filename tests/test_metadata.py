@@ -1,6 +1,7 @@
 """The metadata manager's API: Map-, Refresh-, Link- and Status-Data round trips."""
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -420,3 +421,18 @@ def test_named_state(md):
     md.put_state("clock", b"\x00\x01")
     md.put_state("clock", b"epoch=5")
     assert md.get_state("clock") == b"epoch=5"
+
+
+def test_one_object_shared_by_threads_assigns_consistent_ids(md):
+    urls = [f"http://example.com/{n}" for n in range(400)]
+
+    def assign(offset):
+        return md.ids_for(urls[offset:] + urls[:offset])
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(assign, [0, 100, 200, 300]))
+    by_url = {}
+    for offset, got in zip([0, 100, 200, 300], results, strict=True):
+        for url, url_id in zip(urls[offset:] + urls[:offset], got, strict=True):
+            assert by_url.setdefault(url, url_id) == url_id
+    assert sorted(by_url.values()) == list(range(1, 401))
