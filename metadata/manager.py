@@ -255,6 +255,16 @@ class Metadata:
                 raise
             self._conn.execute("COMMIT")
 
+    def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
+        """The first row of a one-statement query, or None."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Every row of a one-statement query."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot for a read that takes several statements."""
@@ -345,11 +355,9 @@ class Metadata:
 
     def rejected(self, limit: int = 100) -> list[RejectedLink]:
         """The most recent refusals, newest first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT url, reason, referrer, at FROM rejected ORDER BY seq DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
+        rows = self._all(
+            "SELECT url, reason, referrer, at FROM rejected ORDER BY seq DESC LIMIT ?", (limit,)
+        )
         return [RejectedLink(*row) for row in rows]
 
     def _insert_rejected(
@@ -469,10 +477,7 @@ class Metadata:
 
     def observations(self, url_id: int) -> list[Observation]:
         """The bounded access history of a page, oldest first."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT history FROM observations WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one("SELECT history FROM observations WHERE id = ?", (url_id,))
         return decode_observations(row[0] if row else None)
 
     def observation_history(self) -> dict[str, np.ndarray]:
@@ -483,9 +488,7 @@ class Metadata:
         ``changed`` (1.0, 0.0, or NaN for a first access) and ``last_modified`` (NaN when
         the server sent none).
         """
-        with self._lock:
-            rows = self._conn.execute("SELECT id, history FROM observations ORDER BY id")
-            ids, blobs = _columns(rows.fetchall(), 2)
+        ids, blobs = _columns(self._all("SELECT id, history FROM observations ORDER BY id"), 2)
         offsets, table = history_arrays(blobs)
         return {
             "id": np.asarray(ids, dtype=np.int64),
@@ -543,10 +546,7 @@ class Metadata:
         return decode_ids(self._link_column(url_id, "dependencies"))
 
     def _link_column(self, url_id: int, column: str) -> bytes | int | None:
-        with self._lock:
-            row = self._conn.execute(
-                f"SELECT {column} FROM links WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one(f"SELECT {column} FROM links WHERE id = ?", (url_id,))
         return row[0] if row else None
 
     def parents(self, url_id: int) -> np.ndarray:
@@ -606,9 +606,7 @@ class Metadata:
 
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
-        with self._lock:
-            rows = self._conn.execute("SELECT type, count(*) FROM pages GROUP BY type")
-            counts = dict(rows.fetchall())
+        counts = dict(self._all("SELECT type, count(*) FROM pages GROUP BY type"))
         return {page_type: counts.get(page_type.value, 0) for page_type in PageType}
 
     # ------------------------------------------------------------------ score arrays
@@ -650,10 +648,7 @@ class Metadata:
         """``(ids int64, values float64)`` of the pages whose ``column`` is set."""
         if column not in SCORE_COLUMNS:
             raise ValueError(f"unknown score column {column!r}; one of {SCORE_COLUMNS}")
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT id, {column} FROM pages WHERE {column} IS NOT NULL ORDER BY id"
-            ).fetchall()
+        rows = self._all(f"SELECT id, {column} FROM pages WHERE {column} IS NOT NULL ORDER BY id")
         ids, values = _columns(rows, 2)
         return np.asarray(ids, dtype=np.int64), np.asarray(values, dtype=np.float64)
 
@@ -667,10 +662,7 @@ class Metadata:
         ``importance``, ``interest``, ``opic_cash``, ``opic_history``, ``next_refresh``.
         """
         names = _VIEW_COLUMNS
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {', '.join(names)} FROM pages ORDER BY id"
-            ).fetchall()
+        rows = self._all(f"SELECT {', '.join(names)} FROM pages ORDER BY id")
         columns = _columns(rows, len(names))
         view: dict[str, np.ndarray] = {}
         for name, values in zip(names, columns, strict=True):
@@ -710,26 +702,21 @@ class Metadata:
 
     def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None:
         """A document's loading status and detail, or None if it never had one."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT status, detail FROM load_status WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one("SELECT status, detail FROM load_status WHERE id = ?", (url_id,))
         return None if row is None else (LoadStatus(row[0]), row[1])
 
     def waiting_for(self, url_id: int) -> list[int]:
         """The dependencies a document waits for (ascending URL-Ids)."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT dependency FROM waiting WHERE page = ? ORDER BY dependency", (url_id,)
-            ).fetchall()
+        rows = self._all(
+            "SELECT dependency FROM waiting WHERE page = ? ORDER BY dependency", (url_id,)
+        )
         return [row[0] for row in rows]
 
     def waiting_on(self, dependency_id: int) -> list[int]:
         """The documents parked until ``dependency_id`` (a DTD, an entity) arrives."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT page FROM waiting WHERE dependency = ? ORDER BY page", (dependency_id,)
-            ).fetchall()
+        rows = self._all(
+            "SELECT page FROM waiting WHERE dependency = ? ORDER BY page", (dependency_id,)
+        )
         return [row[0] for row in rows]
 
     # ------------------------------------------------------------------ named state
@@ -745,8 +732,7 @@ class Metadata:
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        row = self._one("SELECT value FROM state WHERE key = ?", (key,))
         return None if row is None else bytes(row[0])
 
 
