@@ -52,9 +52,11 @@ from metadata.types import (
     PageType,
     RejectedLink,
 )
-from metadata.urls import canonicalize_url
+from metadata.urls import MAX_URL_LENGTH, canonicalize_url
 
 _LOOKUP_CHUNK = 900  # URLs per "WHERE url IN (...)" probe
+_REJECTED_URL_CHARS = 4 * MAX_URL_LENGTH  # a rejected URL is kept up to this length
+_TYPE_CODES = {page_type.value: code for page_type, code in PAGE_TYPE_CODE.items()}
 _FAILED_TYPES = frozenset({PageType.ERROR, PageType.DEAD})
 
 # PageRecord's fields and the pages columns that hold them (the same name but for two).
@@ -78,10 +80,11 @@ UPDATE pages SET type = ?1, status = ?2, reason = NULL, failures = 0,
   redirect_to = ?12
 WHERE id = ?13
 """
+# ?1 type, ?2 status, ?3 reason, ?4 at, ?5 id.
 _UPDATE_FAILED = """
-UPDATE pages SET type = ?, status = ?, reason = ?, failures = failures + 1,
+UPDATE pages SET type = ?1, status = ?2, reason = ?3, failures = failures + 1,
   first_access = coalesce(first_access, ?4), last_access = ?4
-WHERE id = ?
+WHERE id = ?5
 """
 _UPSERT_CHILDREN = """
 INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
@@ -125,15 +128,15 @@ class Metadata:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        db: sqlite_utils.Database,
         path: Path,
         *,
         readonly: bool,
         clock: Clock,
         settings: MetadataSettings,
     ) -> None:
-        self._conn = conn
-        self._db = sqlite_utils.Database(conn)
+        self._db = db
+        self._conn = db.conn  # the hot paths run executemany on sqlite-utils' connection
         self.path = path
         self.readonly = readonly
         self.clock = clock
@@ -152,7 +155,7 @@ class Metadata:
     ) -> Metadata:
         """A new, empty database at ``path``; :class:`RepositoryExists` if a file is there.
 
-        The schema is built in a scratch file renamed into place at the end, so a crash
+        The schema is built in a scratch file linked into place at the end, so a crash
         leaves either a whole database or none.
         """
         path = Path(path)
@@ -198,7 +201,8 @@ class Metadata:
             raise NotARepository(path, "no such database file (create one with `xyleme init`)")
         conn = _connect(path, readonly=readonly, settings=settings)
         try:
-            _check_application(conn, path)
+            db = sqlite_utils.Database(conn)
+            _check_application(db, path)
             if readonly:
                 found = schema.schema_version(conn)
                 if found > schema.latest_version():
@@ -223,7 +227,7 @@ class Metadata:
         except BaseException:
             conn.close()
             raise
-        return cls(conn, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        return cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
 
     def close(self) -> None:
         """Close the connection (committed data is already safe)."""
@@ -366,7 +370,7 @@ class Metadata:
         now = self.clock.now()
         conn.executemany(
             "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
-            [(url[: 4 * 2048], reason, referrer, now) for url, reason in refused],
+            [(url[:_REJECTED_URL_CHARS], reason, referrer, now) for url, reason in refused],
         )
         conn.execute(
             "DELETE FROM rejected WHERE seq <= (SELECT max(seq) FROM rejected) - ?",
@@ -667,8 +671,8 @@ class Metadata:
         view: dict[str, np.ndarray] = {}
         for name, values in zip(names, columns, strict=True):
             if name == "type":
-                codes = {page_type.value: code for page_type, code in PAGE_TYPE_CODE.items()}
-                view[name] = np.fromiter(map(codes.__getitem__, values), np.int8, len(values))
+                codes = map(_TYPE_CODES.__getitem__, values)
+                view[name] = np.fromiter(codes, np.int8, len(values))
             elif name in ("id", "refreshes", "unchanged_accesses", "failures"):
                 view[name] = np.asarray(values, dtype=np.int64)
             else:
@@ -758,16 +762,13 @@ def _connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlit
     return conn
 
 
-def _check_application(conn: sqlite3.Connection, path: Path) -> None:
+def _check_application(db: sqlite_utils.Database, path: Path) -> None:
     """Refuse any SQLite file that is not a xyleme metadata database."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-    except sqlite3.OperationalError as error:
-        if "no such table" in str(error):
-            raise NotARepository(path, "an SQLite database, but not xyleme's") from None
-        raise
-    if row is None or row[0] != schema.APPLICATION:
-        raise NotARepository(path, "an SQLite database, but not xyleme's")
+    if "meta" in db.table_names():
+        row = db.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        if row is not None and row[0] == schema.APPLICATION:
+            return
+    raise NotARepository(path, "an SQLite database, but not xyleme's")
 
 
 def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
