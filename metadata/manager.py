@@ -352,10 +352,14 @@ class Metadata:
         except KeyError as error:
             raise UnknownPage(error.args[0]) from None
 
-    def reject(self, url: str, reason: str, referrer: int | None = None) -> None:
-        """Keep a URL refused for a reason of the caller's (out of scope, spider trap…)."""
+    def reject(self, urls: str | Iterable[str], reason: str, referrer: int | None = None) -> None:
+        """Keep URLs refused for a reason of the caller's (out of scope, spider trap…).
+
+        ``urls`` is one URL or many, recorded in one transaction.
+        """
+        batch = [urls] if isinstance(urls, str) else list(urls)
         with self._write() as conn:
-            self._insert_rejected(conn, [(url, reason)], referrer)
+            self._insert_rejected(conn, [(url, reason) for url in batch], referrer)
 
     def rejected(self, limit: int = 100) -> list[RejectedLink]:
         """The most recent refusals, newest first."""

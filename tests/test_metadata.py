@@ -102,6 +102,11 @@ def test_lookups_do_not_record_rejections(md):
 def test_reject_keeps_caller_reasons(md):
     md.reject("http://elsewhere.org/", "out of scope", referrer=None)
     assert md.rejected()[0].reason == "out of scope"
+    md.reject(["http://trap.org/1", "http://trap.org/2"], "spider trap", referrer=7)
+    assert [(r.url, r.reason, r.referrer) for r in md.rejected(limit=2)] == [
+        ("http://trap.org/2", "spider trap", 7),
+        ("http://trap.org/1", "spider trap", 7),
+    ]
 
 
 def test_rejected_links_table_is_bounded(tmp_path):
