@@ -339,14 +339,8 @@ class Metadata:
         """The canonical URLs of many URL-Ids, in order; :class:`UnknownPage` on the first
         unknown one."""
         wanted = [int(url_id) for url_id in ids]
-        found: dict[int, str] = {}
         with self._read() as conn:
-            for chunk in _chunks(list(dict.fromkeys(wanted)), _LOOKUP_CHUNK):
-                found.update(
-                    conn.execute(
-                        f"SELECT id, url FROM pages WHERE id IN ({_marks(len(chunk))})", chunk
-                    )
-                )
+            found = dict(_lookup_pages(conn, wanted, "id, url"))
         try:
             return [found[url_id] for url_id in wanted]
         except KeyError as error:
@@ -629,6 +623,8 @@ class Metadata:
     ) -> None:
         """Write one score column for many pages in one transaction (NaN stores "unknown").
 
+        An id without a page raises :class:`UnknownPage` and nothing is written.
+
         ``column`` is one of :data:`~metadata.types.SCORE_COLUMNS`. For ``change_rate``,
         ``method`` records which estimator produced the values (e.g. ``"eq9"``).
         """
@@ -641,6 +637,7 @@ class Metadata:
         if len(id_list) != len(value_list):
             raise ValueError(f"{len(id_list)} ids but {len(value_list)} values")
         with self._write() as conn:
+            before = conn.total_changes
             if method is None:
                 conn.executemany(
                     f"UPDATE pages SET {column} = ? WHERE id = ?",
@@ -651,6 +648,9 @@ class Metadata:
                     "UPDATE pages SET change_rate = ?, change_rate_method = ? WHERE id = ?",
                     zip(value_list, repeat(method), id_list),
                 )
+            if conn.total_changes - before != len(id_list):  # some id has no page
+                known = {row[0] for row in _lookup_pages(conn, id_list, "id")}
+                raise UnknownPage(next(url_id for url_id in id_list if url_id not in known))
 
     def scores(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """``(ids int64, values float64)`` of the pages whose ``column`` is set."""
@@ -785,16 +785,21 @@ def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
     return known
 
 
+def _lookup_pages(conn: sqlite3.Connection, ids: list[int], columns: str) -> list[tuple]:
+    """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
+    rows: list[tuple] = []
+    for chunk in _chunks(list(dict.fromkeys(ids)), _LOOKUP_CHUNK):
+        rows += conn.execute(
+            f"SELECT {columns} FROM pages WHERE id IN ({_marks(len(chunk))})", chunk
+        ).fetchall()
+    return rows
+
+
 def _previous_md5(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str | None]:
     """The stored MD5 of each page; :class:`UnknownPage` on the first unknown id."""
-    found: dict[int, str | None] = {}
-    distinct = list(dict.fromkeys(ids))
-    for chunk in _chunks(distinct, _LOOKUP_CHUNK):
-        found.update(
-            conn.execute(f"SELECT id, md5 FROM pages WHERE id IN ({_marks(len(chunk))})", chunk)
-        )
-    if len(found) != len(distinct):
-        raise UnknownPage(next(url_id for url_id in distinct if url_id not in found))
+    found = dict(_lookup_pages(conn, ids, "id, md5"))
+    if len(found) != len(set(ids)):
+        raise UnknownPage(next(url_id for url_id in ids if url_id not in found))
     return found
 
 

@@ -306,6 +306,13 @@ def test_scores_in_bulk_from_numpy(md):
     assert md.scores("importance")[0].tolist() == [4]
 
 
+def test_scores_for_an_unknown_page_write_nothing(md):
+    ids(md, "a", "b")
+    with pytest.raises(UnknownPage):
+        md.set_scores("importance", [1, 9, 2], [0.1, 0.9, 0.2])
+    assert md.scores("importance")[0].size == 0
+
+
 def test_bad_score_calls_are_refused(md):
     with pytest.raises(ValueError, match="unknown score column"):
         md.set_scores("url", [1], [1.0])
