@@ -396,8 +396,9 @@ class Metadata:
         """
         if not results:
             return []
-        reads: list[tuple] = []
-        failures: list[tuple] = []
+        # Runs of reads and of failures, in the batch's order: a page fetched twice in one
+        # batch ends as its last fetch left it.
+        page_updates: list[tuple[str, list[tuple]]] = []
         histories: list[tuple[int, bytes, int]] = []
         children: list[tuple[int, bytes, int]] = []
         verdicts: list[bool | None] = []
@@ -406,21 +407,25 @@ class Metadata:
             previous_md5 = _previous_md5(conn, [result.url_id for result in results])
             for result in results:
                 if result.page_type in _FAILED_TYPES:
-                    failures.append(
+                    _append_run(
+                        page_updates,
+                        _UPDATE_FAILED,
                         (
                             result.page_type.value,
                             result.status,
                             result.reason,
                             result.fetched_at,
                             result.url_id,
-                        )
+                        ),
                     )
                     verdicts.append(None)
                 else:
                     changed = _decide_changed(result, previous_md5[result.url_id])
                     if result.md5 is not None:
                         previous_md5[result.url_id] = result.md5
-                    reads.append(
+                    _append_run(
+                        page_updates,
+                        _UPDATE_READ,
                         (
                             result.page_type.value,
                             result.status,
@@ -435,7 +440,7 @@ class Metadata:
                             changed is False,
                             result.redirect_to,
                             result.url_id,
-                        )
+                        ),
                     )
                     observation = encode_observation(
                         result.fetched_at, changed, result.last_modified
@@ -444,11 +449,10 @@ class Metadata:
                     verdicts.append(changed)
                 if result.children is not None:
                     children.append((result.url_id, *encode_ids(result.children)))
-            if reads:
-                conn.executemany(_UPDATE_READ, reads)
+            for statement, rows in page_updates:
+                conn.executemany(statement, rows)
+            if histories:
                 conn.executemany(_APPEND_OBSERVATION, histories)
-            if failures:
-                conn.executemany(_UPDATE_FAILED, failures)
             if children:
                 conn.executemany(_UPSERT_CHILDREN, children)
         return verdicts
@@ -801,6 +805,14 @@ def _previous_md5(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str | N
     if len(found) != len(set(ids)):
         raise UnknownPage(next(url_id for url_id in ids if url_id not in found))
     return found
+
+
+def _append_run(runs: list[tuple[str, list[tuple]]], statement: str, row: tuple) -> None:
+    """Add ``row`` to the last run if it has the same statement, else start a new run."""
+    if runs and runs[-1][0] is statement:
+        runs[-1][1].append(row)
+    else:
+        runs.append((statement, [row]))
 
 
 def _decide_changed(result: FetchResult, previous_md5: str | None) -> bool | None:

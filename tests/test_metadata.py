@@ -252,6 +252,20 @@ def test_failures_are_recorded_as_data_not_observations(md):
     assert (record.failures, record.reason, record.page_type) == (0, None, PageType.XML)
 
 
+def test_a_page_fetched_twice_in_one_batch_ends_as_its_last_fetch_left_it(md):
+    a, b = ids(md, "a", "b")
+    md.record_fetches(
+        [
+            full_fetch(a, 1.0),
+            FetchResult(a, 2.0, PageType.ERROR, reason="reset"),
+            FetchResult(b, 1.0, PageType.ERROR, reason="reset"),
+            full_fetch(b, 2.0),
+        ]
+    )
+    assert (md.page(a).page_type, md.page(a).failures) == (PageType.ERROR, 1)
+    assert (md.page(b).page_type, md.page(b).failures) == (PageType.XML, 0)
+
+
 def test_observation_history_is_bounded_oldest_dropped(tmp_path):
     with Metadata.create(tmp_path / "m.db", settings=MetadataSettings(observation_limit=3)) as md:
         (page,) = md.ids_for(["http://example.com/"])
