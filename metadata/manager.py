@@ -161,6 +161,8 @@ class Metadata:
         path = Path(path)
         if path.exists():
             raise RepositoryExists(path)
+        if not path.parent.is_dir():
+            raise NotARepository(path, "its folder does not exist")
         scratch = path.with_name(f".{path.name}.{os.getpid()}.creating")
         scratch.unlink(missing_ok=True)
         conn = sqlite3.connect(scratch, isolation_level=None)

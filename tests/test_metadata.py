@@ -14,6 +14,7 @@ from metadata import (
     LoadStatus,
     Metadata,
     MetadataSettings,
+    NotARepository,
     Observation,
     PageType,
     RepositoryExists,
@@ -136,6 +137,11 @@ def test_page_by_url(md):
 def test_create_refuses_an_existing_database(md):
     with pytest.raises(RepositoryExists):
         Metadata.create(md.path)
+
+
+def test_create_needs_an_existing_folder(tmp_path):
+    with pytest.raises(NotARepository, match="folder does not exist"):
+        Metadata.create(tmp_path / "missing" / "metadata.db")
 
 
 # ---------------------------------------------------------------- Refresh-Data
@@ -325,6 +331,8 @@ def test_scores_for_an_unknown_page_write_nothing(md):
     with pytest.raises(UnknownPage):
         md.set_scores("importance", [1, 9, 2], [0.1, 0.9, 0.2])
     assert md.scores("importance")[0].size == 0
+    history = md.observation_history()
+    assert history["offsets"].tolist() == [0] and history["at"].size == 0
 
 
 def test_bad_score_calls_are_refused(md):
