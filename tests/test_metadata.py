@@ -331,8 +331,6 @@ def test_scores_for_an_unknown_page_write_nothing(md):
     with pytest.raises(UnknownPage):
         md.set_scores("importance", [1, 9, 2], [0.1, 0.9, 0.2])
     assert md.scores("importance")[0].size == 0
-    history = md.observation_history()
-    assert history["offsets"].tolist() == [0] and history["at"].size == 0
 
 
 def test_bad_score_calls_are_refused(md):
@@ -363,6 +361,8 @@ def test_empty_repository_views(md):
     assert md.max_url_id() == 0
     assert list(md.export_links()) == []
     assert md.scores("importance")[0].size == 0
+    history = md.observation_history()
+    assert history["offsets"].tolist() == [0] and history["at"].size == 0
 
 
 # ---------------------------------------------------------------- Link-Data
