@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
-from metadata import InvalidURL, Metadata, MetadataError, MetadataSettings, PageRecord
+from metadata import InvalidURL, Metadata, MetadataError, PageRecord
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
+from xyleme.config import Config, as_toml
 
 DATABASE = "metadata.db"
 CONFIG = "xyleme.toml"
@@ -21,17 +22,13 @@ FOLDERS = ("documents", "ranking")
 
 def config_text() -> str:
     """The ``xyleme.toml`` of a new repository: a header and the commented defaults."""
-    lines = [
+    header = [
         f"# xyleme repository configuration (made by `xyleme init`, xyleme {__version__}).",
         "# Each setting is shown commented out at its documented default:",
-        "# uncomment a line to change it.",
+        "# uncomment a line to change it. `xyleme config show` prints the effective values.",
         "",
-        "[metadata]",
     ]
-    for setting in dataclasses.fields(MetadataSettings):
-        default = json.dumps(setting.default)  # a TOML literal for str, int and float
-        lines.append(f"# {setting.name} = {default}  # {setting.metadata['doc']}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(header) + as_toml(Config(), commented=True)
 
 
 @cli.command("init")
