@@ -65,8 +65,8 @@ class DaemonSettings:
     """How ``xyleme run`` schedules its periodic jobs and answers the operator."""
 
     rank_every: float = _setting(7.0, "time units between two ranking recomputations")
-    checkpoint_every: float = _setting(
-        0.25, "time units between two checkpoints of in-memory state (clock, queues, OPIC)"
+    checkpoint_seconds: float = _setting(
+        30.0, "real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"
     )
     command_poll: float = _setting(0.5, "real seconds between two looks at the command table")
     shutdown_deadline: float = _setting(
@@ -77,7 +77,7 @@ class DaemonSettings:
     )
 
     def __post_init__(self) -> None:
-        for name in ("rank_every", "checkpoint_every", "command_poll"):
+        for name in ("rank_every", "checkpoint_seconds", "command_poll"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
         if self.shutdown_deadline < 0:

@@ -1,0 +1,120 @@
+"""The daemon's life cycle: lock, clean stop on signals, commands handed over, clock kept."""
+
+import json
+import signal
+
+import pytest
+from click.testing import CliRunner
+
+from metadata import Metadata
+from metadata.clock import ManualClock
+from tests.daemon_fixtures import RunningDaemon, make_repository
+from xyleme import commands
+from xyleme.cli import cli
+from xyleme.config import Config
+from xyleme.daemon import Daemon
+from xyleme.lock import RepositoryLocked
+
+
+def xyleme(repo, *args):
+    result = CliRunner().invoke(cli, ["--repo", str(repo), *args])
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_repository(tmp_path / "repo", "[daemon]\ncheckpoint_seconds = 0.2\n")
+
+
+@pytest.fixture
+def daemon(repo):
+    running = RunningDaemon(repo)
+    running.wait_for("daemon started")
+    yield running
+    running.kill()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_daemon_cleanly_with_a_checkpoint(repo, daemon, signum):
+    assert daemon.stop(signum) == 0
+    daemon.wait_for("daemon stopped")
+    _, output = xyleme(repo, "status", "--json")
+    status = json.loads(output)
+    assert status["daemon"]["pid"] is None
+    assert status["clock"]["now"] is not None and status["live"]["at"] is not None
+
+
+def test_a_second_daemon_is_refused_while_the_first_runs(repo, daemon):
+    second = RunningDaemon(repo)
+    assert second.process.wait(30) == 1
+    second.wait_for(f"held by a running daemon (process {daemon.process.pid}")
+
+
+def test_state_commands_are_answered_by_the_running_daemon(repo, daemon):
+    code, output = xyleme(repo, "seed", "add", "http://a.test/", "--json")
+    assert code == 0 and json.loads(output)["added"] == ["http://a.test/"]
+    daemon.wait_for("command seed add: 1 seed(s) added")
+    assert xyleme(repo, "pause") == (0, "fetching paused\n")
+    daemon.wait_for("command pause: fetching paused")
+    code, output = xyleme(repo, "status")
+    assert output.splitlines()[0] == f"daemon        running (pid {daemon.process.pid}), paused"
+    assert daemon.stop(signal.SIGTERM) == 0
+    with Metadata.open(repo / "metadata.db", readonly=True) as md:
+        assert commands.stored_seeds(md) == ["http://a.test/"]
+        assert commands.is_paused(md)
+        assert md.state_keys("command/") == [] and md.state_keys("answer/") == []
+
+
+def test_run_refuses_a_wrong_configuration_naming_the_key(tmp_path):
+    repo = make_repository(tmp_path / "repo", "[clock]\nsped = 2\n")
+    code, output = xyleme(repo, "run")
+    assert code == 1 and "unknown key 'sped' in [clock]" in output
+
+
+def test_run_refuses_a_folder_that_is_not_a_repository(tmp_path):
+    code, output = xyleme(tmp_path, "run")
+    assert code == 1 and "no such database file" in output
+    assert not (tmp_path / "daemon.lock").exists()
+
+
+def test_simulated_time_continues_across_restarts(repo):
+    config = Config().replace("clock", speed=1000.0)
+    first = Daemon(repo, config)
+    first.open()
+    reached = first.clock.now()
+    first.close()
+    second = Daemon(repo, config)
+    second.open()
+    assert second.clock.now() >= reached
+    assert second.clock.speed == 1000.0
+    second.close()
+
+
+def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock(repo):
+    daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
+    daemon.open()
+    try:
+        with pytest.raises(RepositoryLocked):
+            Daemon(repo, Config()).open()
+        with Metadata.open(repo / "metadata.db") as cli_side:
+            first = commands.submit(cli_side, "pause", {})
+            second = commands.submit(cli_side, "no such thing", {})
+            daemon.poll_commands()
+            assert commands.wait_for_answer(cli_side, first, 1).message == "fetching paused"
+            refused = commands.wait_for_answer(cli_side, second, 1)
+            assert not refused.ok and "unknown command" in refused.message
+        assert daemon.paused
+        daemon.clock.advance(500.0)
+        daemon.checkpoint()
+    finally:
+        daemon.close()
+    _, output = xyleme(repo, "status", "--json")
+    assert json.loads(output)["clock"] == {"now": 1_500.0, "speed": 1.0}
+
+
+def test_an_unanswered_command_is_withdrawn(repo):
+    with Metadata.open(repo / "metadata.db") as md:
+        command_id = commands.submit(md, "pause", {})
+        with pytest.raises(commands.CommandFailed, match="did not take the command"):
+            commands.wait_for_answer(md, command_id, timeout=0.2, poll=0.05)
+        assert md.state_keys("command/") == []
