@@ -95,6 +95,7 @@ class Daemon:
         if self.clock is None:
             self.clock = restore_clock(self.md, self.config.clock.speed, time.time())
         self.paused = commands.is_paused(self.md)
+        self.checkpoint()
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,
