@@ -212,7 +212,7 @@ def _shown(name: str, value: Any) -> str:
 
 
 def _number(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 # ---------------------------------------------------------------------- export
