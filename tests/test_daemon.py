@@ -90,7 +90,7 @@ def test_simulated_time_continues_across_restarts(repo):
     second.close()
 
 
-def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock(repo):
+async def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock(repo):
     daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
     daemon.open()
     try:
@@ -99,7 +99,7 @@ def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock(repo)
         with Metadata.open(repo / "metadata.db") as cli_side:
             first = commands.submit(cli_side, "pause", {})
             second = commands.submit(cli_side, "no such thing", {})
-            daemon.poll_commands()
+            await daemon.poll_commands()
             assert commands.wait_for_answer(cli_side, first, 1).message == "fetching paused"
             refused = commands.wait_for_answer(cli_side, second, 1)
             assert not refused.ok and "unknown command" in refused.message

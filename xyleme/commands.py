@@ -14,6 +14,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,14 +48,18 @@ class Answer:
 
 
 class CommandTarget(Protocol):
-    """What runs a command: the repository itself, or the daemon that holds it."""
+    """What runs a command: the repository itself, or the daemon that holds it.
 
-    def add_seeds(self, urls: list[str]) -> Answer: ...
+    A method may be a coroutine function (the daemon waits for its workers to stop); the
+    daemon awaits what :func:`execute` returns then.
+    """
 
-    def set_paused(self, paused: bool) -> Answer: ...
+    def add_seeds(self, urls: list[str]) -> Answer | Awaitable[Answer]: ...
+
+    def set_paused(self, paused: bool) -> Answer | Awaitable[Answer]: ...
 
 
-def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer:
+def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
     """Run the command ``name`` on ``target``; an unknown name is an error answer."""
     if name == "seed add":
         return target.add_seeds(list(args["urls"]))

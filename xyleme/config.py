@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from metadata import MetadataSettings
+from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
 CONFIG_FILE = "xyleme.toml"
@@ -47,6 +48,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     paths: PathSettings = field(default_factory=PathSettings)
     metadata: MetadataSettings = field(default_factory=MetadataSettings)
+    crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
 
     def replace(self, section: str, **values: Any) -> Config:
         """A copy with some keys of one section changed (validated like a file's values)."""
@@ -114,6 +116,8 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     for option in options:
         if option is type(None):
+            if value is None:  # only from Python (Config.replace): TOML has no null
+                return None
             continue
         if typing.get_origin(option) is tuple and isinstance(value, list):
             item_type = typing.get_args(option)[0]

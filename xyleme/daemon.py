@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import signal
 import sqlite3
@@ -26,14 +27,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from metadata import Metadata
+from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
 from xyleme import commands
 from xyleme.commands import Answer
 from xyleme.config import Config
+from xyleme.crawler import Crawler, Level, Scope
 from xyleme.lock import DaemonLock
 from xyleme.status import restore_clock, save_clock, save_live_status
 
@@ -59,6 +62,8 @@ class Daemon:
         Simulated time; by default restored from the repository at the configured speed.
     stop_at : float, optional
         Simulated time at which the daemon stops by itself (the demo's ``--days``).
+    resolver : aiohttp.abc.AbstractResolver, optional
+        Name resolution for the crawler (the simulated web's in the demo and the tests).
     """
 
     def __init__(
@@ -68,11 +73,15 @@ class Daemon:
         *,
         clock: Clock | None = None,
         stop_at: float | None = None,
+        resolver: Any = None,
     ) -> None:
         self.repository = repository
         self.config = config
         self.clock = clock
         self.stop_at = stop_at
+        self.resolver = resolver
+        self.crawler: Crawler | None = None
+        self._fetching: asyncio.Task | None = None
         self.lock = DaemonLock(repository)
         self.md: Metadata | None = None
         self.paused = False
@@ -94,7 +103,11 @@ class Daemon:
         self.md = md
         if self.clock is None:
             self.clock = restore_clock(self.md, self.config.clock.speed, time.time())
+        md.clock = self.clock  # discoveries and rejections are dated in simulated time
         self.paused = commands.is_paused(self.md)
+        self.crawler = Crawler(
+            md, self.config.crawler, self._scope(), clock=self.clock, resolver=self.resolver
+        )
         self.checkpoint()
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
@@ -125,11 +138,15 @@ class Daemon:
         with self._stopping_on_signals():
             self.open()
             try:
+                self.queue_unread()
                 self._scheduler = self._start_scheduler()
+                if not self.paused:
+                    self.start_fetching()
                 await self._stop.wait()
             finally:
                 if self._scheduler is not None:
                     self._scheduler.shutdown(wait=False)
+                await self.stop_fetching()
                 self.close()
         if self.failure is not None:
             raise DaemonStopped(self.failure)
@@ -184,6 +201,42 @@ class Daemon:
             log.info("reached the end of the run (%s)", _iso(self.stop_at))
             self.stop()
 
+    # ------------------------------------------------------------------ fetching
+
+    def _scope(self) -> Scope:
+        """``[daemon] scope`` domains, else the hosts of the seeds (grows with ``seed add``)."""
+        domains = self.config.daemon.scope
+        if domains:
+            return Scope(domains=frozenset(domains))
+        seeds = commands.stored_seeds(self.md)
+        return Scope(hosts=frozenset(urlsplit(url).hostname for url in seeds))
+
+    def queue_unread(self) -> int:
+        """Queue the seeds and every known page never read (at start, and after a crash).
+
+        Only what was in flight or queued is lost by a kill -9: the database knows every
+        discovered page, so it is queued again here, at the scouting level.
+        """
+        view = self.md.refresh_view()
+        unread = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.UNKNOWN]]
+        urls = [*commands.stored_seeds(self.md), *self.md.urls_of(unread.tolist())]
+        queued = sum(self.crawler.submit(url, Level.SCOUTING) for url in dict.fromkeys(urls))
+        if queued:
+            log.info("queued %d unread pages", queued)
+        return queued
+
+    def start_fetching(self) -> None:
+        """Let the crawler's workers run (at start, and on ``resume``)."""
+        if self._fetching is None or self._fetching.done():
+            self._fetching = asyncio.create_task(self.crawler.run(until_idle=False), name="crawler")
+
+    async def stop_fetching(self) -> None:
+        """Stop the workers: in-flight fetches get the crawler's ``shutdown_deadline``."""
+        if self._fetching is not None:
+            self.crawler.stop()
+            await self._fetching
+            self._fetching = None
+
     # ------------------------------------------------------------------ periodic jobs
 
     def checkpoint(self) -> None:
@@ -199,8 +252,13 @@ class Daemon:
 
     def live_status(self) -> dict[str, Any]:
         """The in-memory figures ``xyleme status`` shows."""
+        crawl = self.crawler.snapshot()
         return {
             "at": self.clock.now(),
+            "fetch_rate": crawl["pages_per_s"] if self._fetching else 0.0,
+            "queues": {str(level): size for level, size in crawl["queues"].items()},
+            "fetched": crawl["pages"],
+            "errors": crawl["errors"],
             "last_refresh": self.passes["refresh"],
             "last_ranking": self.passes["ranking"],
             "policy": {
@@ -210,7 +268,7 @@ class Daemon:
             },
         }
 
-    def poll_commands(self) -> None:
+    async def poll_commands(self) -> None:
         """Run the commands the CLI queued while we hold the repository, and answer them."""
         try:
             pending = commands.take_pending(self.md)
@@ -220,6 +278,8 @@ class Daemon:
         for command_id, name, args in pending:
             try:
                 reply = commands.execute(self, name, args)
+                if inspect.isawaitable(reply):
+                    reply = await reply
             except Exception as error:  # a bad command must not take the daemon down
                 log.exception("command %r failed", name)
                 reply = Answer(f"{name} failed: {error}", ok=False)
@@ -229,12 +289,20 @@ class Daemon:
     # ------------------------------------------------------------------ commands
 
     def add_seeds(self, urls: list[str]) -> Answer:
-        """``seed add``: store the seeds like the CLI would."""
-        return commands.RepositoryTarget(self.md).add_seeds(urls)
+        """``seed add``: store the seeds like the CLI would, widen the scope, queue them."""
+        reply = commands.RepositoryTarget(self.md).add_seeds(urls)
+        self.crawler.scope = self._scope()
+        for url in reply.data["added"]:
+            self.crawler.submit(url, Level.SCOUTING)
+        return reply
 
-    def set_paused(self, paused: bool) -> Answer:
-        """``pause`` / ``resume``: remember the choice (it survives a restart)."""
+    async def set_paused(self, paused: bool) -> Answer:
+        """``pause`` / ``resume``: stop or restart the workers; the choice survives a restart."""
         self.paused = paused
+        if paused:
+            await self.stop_fetching()
+        else:
+            self.start_fetching()
         return commands.RepositoryTarget(self.md).set_paused(paused)
 
 

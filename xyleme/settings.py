@@ -69,9 +69,6 @@ class DaemonSettings:
         30.0, "real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"
     )
     command_poll: float = _setting(0.5, "real seconds between two looks at the command table")
-    shutdown_deadline: float = _setting(
-        10.0, "real seconds in-flight work gets to finish on SIGTERM/SIGINT before it is dropped"
-    )
     scope: tuple[str, ...] = _setting(
         (), "domains the crawler may fetch (empty: the domains of the seeds)"
     )
@@ -80,5 +77,3 @@ class DaemonSettings:
         for name in ("rank_every", "checkpoint_seconds", "command_poll"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
-        if self.shutdown_deadline < 0:
-            raise ValueError("shutdown_deadline must not be negative")
