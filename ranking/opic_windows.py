@@ -190,7 +190,9 @@ class MeasureWindow:
     memory: a page read more than ``capacity`` times within the span loses its oldest reads.
 
     A new page holds one pseudo-measure, ``prior_rate·prior_span`` of cash over the
-    ``prior_span`` before its introduction, so its rate starts at the prior.
+    ``prior_span`` before its introduction, so its rate starts at the prior; its first read
+    replaces it, since from then on the page's own cash (received since its introduction)
+    says more than the prior.
     """
 
     kind: ClassVar[str] = "measures"
@@ -217,6 +219,7 @@ class MeasureWindow:
         self.count = np.zeros(0, dtype=np.int32)
         self.oldest = np.zeros(0, dtype=np.int32)
         self.start = np.zeros(0)
+        self.has_prior = np.zeros(0, dtype=bool)
 
     def resize(self, capacity: int) -> None:
         self.cash = _grown(self.cash, capacity)
@@ -224,6 +227,7 @@ class MeasureWindow:
         self.count = _grown(self.count, capacity)
         self.oldest = _grown(self.oldest, capacity)
         self.start = _grown(self.start, capacity)
+        self.has_prior = _grown(self.has_prior, capacity)
 
     def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
         self.cash[start:stop] = 0.0
@@ -233,6 +237,7 @@ class MeasureWindow:
         self.count[start:stop] = 1
         self.oldest[start:stop] = 0
         self.start[start:stop] = g - self.prior_span
+        self.has_prior[start:stop] = True
 
     def _drop_oldest(self, page: int) -> None:
         slot = self.oldest[page]
@@ -242,6 +247,9 @@ class MeasureWindow:
         self.count[page] -= 1
 
     def record(self, page: int, cash: float, g: float) -> None:
+        if self.has_prior[page]:
+            self._drop_oldest(page)
+            self.has_prior[page] = False
         if self.count[page] == self.capacity:
             self._drop_oldest(page)
         slot = (self.oldest[page] + self.count[page]) % self.capacity
@@ -278,11 +286,12 @@ class MeasureWindow:
             "count": self.count[:n],
             "oldest": self.oldest[:n],
             "start": self.start[:n],
+            "has_prior": self.has_prior[:n],
         }
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         n = arrays["start"].shape[0]
-        for name in ("cash", "when", "count", "oldest", "start"):
+        for name in ("cash", "when", "count", "oldest", "start", "has_prior"):
             getattr(self, name)[:n] = arrays[name]
 
 
