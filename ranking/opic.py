@@ -295,6 +295,10 @@ class OPIC:
         children = np.unique(np.asarray(child_ids, dtype=np.int64))
         if children.size and children[0] < 0:
             raise UnknownPage(int(children[0]))
+        if weights and not set(weights) <= set(children.tolist()):
+            raise ValueError("weights may only name children of the fetched page")
+        if weights and min(weights.values()) <= 0:
+            raise ValueError("a weight must be positive")
         first_new = self._n
         self._grow(max(page, int(children[-1]) if children.size else -1) + 1)
         if weights:

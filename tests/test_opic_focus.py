@@ -36,3 +36,13 @@ def test_suspected_children_get_more_cash_and_are_read_first():
     assert greedy.next_page() == 2
     assert opic.total_cash() == pytest.approx(1.0)
     assert np.isclose(opic.weights()[2], 4.0)
+
+
+def test_weights_must_name_children_and_be_positive():
+    opic = OPIC(pages=2)
+    with pytest.raises(ValueError, match="children"):
+        opic.on_fetch(0, [1], weights={7: 2.0})
+    with pytest.raises(ValueError, match="positive"):
+        opic.on_fetch(0, [1], weights={1: 0.0})
+    assert opic.pages == 2
+    assert opic.reads().sum() == 0
