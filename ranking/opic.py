@@ -37,7 +37,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ranking.opic_windows import WINDOW_KINDS, FullHistory, HistoryWindow
+from ranking.opic_windows import WINDOW_KINDS, FullHistory, HistoryWindow, PerPageState
 
 CashListener = Callable[[np.ndarray], None]
 """Called with the ids whose cash changed (see :meth:`OPIC.watch_cash`)."""
@@ -75,7 +75,7 @@ class StateStore(Protocol):
 SNAPSHOT_VERSION = 1
 
 
-class OPIC:
+class OPIC(PerPageState):
     """On-line page importance with cash, history, a virtual page and a history window.
 
     Parameters
@@ -119,6 +119,8 @@ class OPIC:
     S. Abiteboul, M. Preda, G. Cobena. Adaptive On-Line Page Importance Computation.
     WWW 2003.
     """
+
+    PAGE_ARRAYS = ("_cash", "_base", "_weight", "_reads", "_introduced", "_granted")
 
     def __init__(
         self,
@@ -333,14 +335,7 @@ class OPIC:
             "new_page_rate": self._new_page_rate,
             "windows": [{"kind": w.kind, "params": w.params()} for w in self.windows],
         }
-        arrays = {
-            "cash": self._cash[:n],
-            "base": self._base[:n],
-            "weight": self._weight[:n],
-            "reads": self._reads[:n],
-            "introduced": self._introduced[:n],
-            "granted": self._granted[:n],
-        }
+        arrays = self.arrays(n)
         for index, window in enumerate(self.windows):
             for name, values in window.arrays(n).items():
                 arrays[f"window{index}.{name}"] = values
@@ -370,11 +365,10 @@ class OPIC:
             discovery_cash=header["discovery_cash"],
             new_page_smoothing=header["new_page_smoothing"],
         )
-        n = arrays["cash"].shape[0]
-        opic._resize(n)
+        n = arrays["_cash"].shape[0]
+        opic.resize(n)
         opic._n = n
-        for name in ("cash", "base", "weight", "reads", "introduced", "granted"):
-            getattr(opic, f"_{name}")[:n] = arrays[name]
+        opic.load(arrays)
         for index, window in enumerate(windows):
             prefix = f"window{index}."
             window.load({k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
@@ -450,7 +444,7 @@ class OPIC:
     def _introduce(self, count: int) -> None:
         start, stop = self._n, self._n + count
         if stop > self._cash.shape[0]:
-            self._resize(max(stop, 2 * self._cash.shape[0], 1024))
+            self.resize(max(stop, 2 * self._cash.shape[0], 1024))
         self._cash[start:stop] = 0.0
         self._base[start:stop] = self._credit
         self._weight[start:stop] = 1.0
@@ -463,18 +457,9 @@ class OPIC:
         for window in self.windows:
             window.introduce(start, stop, self._g, prior)
 
-    def _resize(self, capacity: int) -> None:
-        def grown(array: np.ndarray) -> np.ndarray:
-            bigger = np.zeros(capacity, dtype=array.dtype)
-            bigger[: array.shape[0]] = array
-            return bigger
-
-        self._cash = grown(self._cash)
-        self._base = grown(self._base)
-        self._weight = grown(self._weight)
-        self._reads = grown(self._reads)
-        self._introduced = grown(self._introduced)
-        self._granted = grown(self._granted)
+    def resize(self, capacity: int) -> None:
+        """Make room for ``capacity`` pages, in OPIC's arrays and every window's."""
+        super().resize(capacity)
         for window in self.windows:
             window.resize(capacity)
 

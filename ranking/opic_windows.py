@@ -75,7 +75,28 @@ def _grown(array: np.ndarray, capacity: int, fill: float = 0.0) -> np.ndarray:
     return bigger
 
 
-class FullHistory:
+class PerPageState:
+    """Per-page numpy arrays, named in :attr:`PAGE_ARRAYS`, grown and saved together."""
+
+    PAGE_ARRAYS: ClassVar[tuple[str, ...]] = ()
+
+    def resize(self, capacity: int) -> None:
+        """Make room for ``capacity`` pages (existing pages keep their state)."""
+        for name in self.PAGE_ARRAYS:
+            setattr(self, name, _grown(getattr(self, name), capacity))
+
+    def arrays(self, n: int) -> dict[str, np.ndarray]:
+        """The state of pages ``0..n-1``, by array name, for a snapshot."""
+        return {name: getattr(self, name)[:n] for name in self.PAGE_ARRAYS}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore the state saved by :meth:`arrays` (after :meth:`resize`)."""
+        for name in self.PAGE_ARRAYS:
+            values = arrays[name]
+            getattr(self, name)[: values.shape[0]] = values
+
+
+class FullHistory(PerPageState):
     """Static OPIC (§2): ``H[i]`` is all the cash ever credited to page ``i``.
 
     The estimate is the paper's ``(H[k] + C[k]) / (G + 1)``: it converges to the fixpoint on
@@ -84,12 +105,10 @@ class FullHistory:
     """
 
     kind: ClassVar[str] = "full"
+    PAGE_ARRAYS: ClassVar[tuple[str, ...]] = ("history",)
 
     def __init__(self) -> None:
         self.history = np.zeros(0)
-
-    def resize(self, capacity: int) -> None:
-        self.history = _grown(self.history, capacity)
 
     def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
         self.history[start:stop] = 0.0
@@ -106,14 +125,8 @@ class FullHistory:
     def params(self) -> dict[str, float]:
         return {}
 
-    def arrays(self, n: int) -> dict[str, np.ndarray]:
-        return {"history": self.history[:n]}
 
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        self.history[: arrays["history"].shape[0]] = arrays["history"]
-
-
-class Interpolation:
+class Interpolation(PerPageState):
     """Interpolated history over a window of ``span`` G-units (§3.3, Figure 1; Xyleme's policy).
 
     Per page: ``H[i]``, the cash estimated to have reached ``i`` during the ``span`` before its
@@ -128,6 +141,7 @@ class Interpolation:
     """
 
     kind: ClassVar[str] = "interpolation"
+    PAGE_ARRAYS: ClassVar[tuple[str, ...]] = ("history", "last")
 
     def __init__(self, span: float = 4.0) -> None:
         if not span > 0:
@@ -135,10 +149,6 @@ class Interpolation:
         self.span = float(span)
         self.history = np.zeros(0)
         self.last = np.zeros(0)
-
-    def resize(self, capacity: int) -> None:
-        self.history = _grown(self.history, capacity)
-        self.last = _grown(self.last, capacity)
 
     def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
         self.history[start:stop] = prior_rate * self.span
@@ -169,16 +179,8 @@ class Interpolation:
     def params(self) -> dict[str, float]:
         return {"span": self.span}
 
-    def arrays(self, n: int) -> dict[str, np.ndarray]:
-        return {"history": self.history[:n], "last": self.last[:n]}
 
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        n = arrays["history"].shape[0]
-        self.history[:n] = arrays["history"]
-        self.last[:n] = arrays["last"]
-
-
-class MeasureWindow:
+class MeasureWindow(PerPageState):
     """Stored measures (cash credited, G-time of the read) per page, in a ring of ``capacity``.
 
     A page's rate is the cash of its kept measures plus its current cash, over the G-time
@@ -196,6 +198,14 @@ class MeasureWindow:
     """
 
     kind: ClassVar[str] = "measures"
+    PAGE_ARRAYS: ClassVar[tuple[str, ...]] = (
+        "cash",
+        "when",
+        "count",
+        "oldest",
+        "start",
+        "has_prior",
+    )
 
     def __init__(
         self,
@@ -220,14 +230,6 @@ class MeasureWindow:
         self.oldest = np.zeros(0, dtype=np.int32)
         self.start = np.zeros(0)
         self.has_prior = np.zeros(0, dtype=bool)
-
-    def resize(self, capacity: int) -> None:
-        self.cash = _grown(self.cash, capacity)
-        self.when = _grown(self.when, capacity)
-        self.count = _grown(self.count, capacity)
-        self.oldest = _grown(self.oldest, capacity)
-        self.start = _grown(self.start, capacity)
-        self.has_prior = _grown(self.has_prior, capacity)
 
     def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
         self.cash[start:stop] = 0.0
@@ -278,21 +280,6 @@ class MeasureWindow:
             "min_measures": self.min_measures,
             "prior_span": self.prior_span,
         }
-
-    def arrays(self, n: int) -> dict[str, np.ndarray]:
-        return {
-            "cash": self.cash[:n],
-            "when": self.when[:n],
-            "count": self.count[:n],
-            "oldest": self.oldest[:n],
-            "start": self.start[:n],
-            "has_prior": self.has_prior[:n],
-        }
-
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        n = arrays["start"].shape[0]
-        for name in ("cash", "when", "count", "oldest", "start", "has_prior"):
-            getattr(self, name)[:n] = arrays[name]
 
 
 def variable_window(measures: int = 8, prior_span: float = 1.0) -> MeasureWindow:
