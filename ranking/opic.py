@@ -144,6 +144,7 @@ class OPIC(PerPageState):
         self.new_page_smoothing = float(new_page_smoothing)
         self.windows: list[HistoryWindow] = [window or FullHistory(), *extra_windows]
         self._n = 0
+        self._named = 0
         self._cash = np.zeros(0)
         self._base = np.zeros(0)
         self._weight = np.zeros(0)
@@ -158,15 +159,26 @@ class OPIC(PerPageState):
         self._new_page_rate: float | None = None
         self._listeners: list[CashListener] = []
         if pages:
-            self._introduce(pages)
+            self._name(np.arange(pages))
             self._pay_virtual_cash()
 
     # -- reading the state ---------------------------------------------------------------
 
     @property
     def pages(self) -> int:
-        """Number of known pages (URL-Ids ``0..pages-1``)."""
+        """Length of the per-page arrays: the largest known URL-Id plus one."""
         return self._n
+
+    @property
+    def known_pages(self) -> int:
+        """Number of known pages. URL-Ids below :attr:`pages` that no fetch or
+        :meth:`add_pages` named yet (e.g. 0 when ids start at 1) are placeholders: no cash,
+        no weight, estimate 0, never selected."""
+        return self._named
+
+    def is_known(self, page: int) -> bool:
+        """Whether ``page`` is a known page (not a placeholder nor beyond the arrays)."""
+        return 0 <= page < self._n and self._weight[page] > 0
 
     @property
     def g(self) -> float:
@@ -231,14 +243,17 @@ class OPIC(PerPageState):
             return np.zeros(0)
         rates = chosen.rates(self.cash(), self._g)
         total = rates.sum()
-        return rates / total if total > 0 else np.full(self._n, 1.0 / self._n)
+        if total > 0:
+            return rates / total
+        known = (self._weight[: self._n] > 0).astype(float)
+        return known / known.sum()
 
     def unread_by_cash(self, limit: int) -> np.ndarray:
         """Up to ``limit`` never-read pages, most cash first: the discovery order (Greedy).
 
         The refresh module's discovery share takes unread pages in this order.
         """
-        unread = np.flatnonzero(self._reads[: self._n] == 0)
+        unread = np.flatnonzero((self._reads[: self._n] == 0) & (self._weight[: self._n] > 0))
         if limit <= 0 or unread.size == 0:
             return np.zeros(0, dtype=np.int64)
         cash = self.cash(unread)
@@ -255,12 +270,16 @@ class OPIC(PerPageState):
         virtual page's equal payments (reads, transfers to children, new pages, weights)."""
         self._listeners.append(listener)
 
-    def add_pages(self, upto: int) -> None:
-        """Make URL-Ids ``0..upto-1`` known (e.g. seeds); they share what the virtual page
-        holds (all the cash when OPIC was created without pages)."""
-        changed = self._grow(upto)
+    def add_pages(self, ids: Iterable[int] | np.ndarray) -> None:
+        """Make URL-Ids ``ids`` known pages (e.g. seeds), with discovery cash from the virtual
+        page (all the cash it holds when OPIC was created without pages)."""
+        idx = np.unique(np.asarray(ids, dtype=np.int64))
+        if idx.size and idx[0] < 0:
+            raise UnknownPage(int(idx[0]))
+        new = self._name(idx)
+        self._grant_discovery_cash(new)
         self._pay_virtual_cash()
-        self._notify(changed)
+        self._notify(new)
 
     def set_weight(self, ids: Iterable[int] | np.ndarray, weight: float) -> None:
         """Set the share weight of ``ids`` in the virtual page's payments (focused crawl, §3.3).
@@ -272,6 +291,9 @@ class OPIC(PerPageState):
         if not weight > 0:
             raise ValueError(f"a weight must be positive, got {weight!r}")
         idx = np.unique(self._checked(ids))
+        placeholders = idx[self._weight[idx] == 0]
+        if placeholders.size:
+            raise UnknownPage(int(placeholders[0]))
         self._settle(idx)
         self._total_weight += float(weight * idx.size - self._weight[idx].sum())
         self._weight[idx] = weight
@@ -301,8 +323,7 @@ class OPIC(PerPageState):
             raise ValueError("weights may only name children of the fetched page")
         if weights and min(weights.values()) <= 0:
             raise ValueError("a weight must be positive")
-        first_new = self._n
-        self._grow(max(page, int(children[-1]) if children.size else -1) + 1)
+        new = self._name(np.union1d(children, [page]))
         if weights:
             for child, weight in weights.items():
                 self.set_weight([child], weight)
@@ -312,10 +333,9 @@ class OPIC(PerPageState):
             self._virtual_cash += (1.0 - self.damping) * amount
         else:
             self._virtual_cash += amount
-        self._grant_discovery_cash(first_new, self._n)
+        self._grant_discovery_cash(new)
         self._pay_virtual_cash()
-        changed = np.concatenate([children, [page], np.arange(first_new, self._n, dtype=np.int64)])
-        self._notify(changed)
+        self._notify(np.concatenate([children, [page], new]))
 
     # -- persistence ---------------------------------------------------------------------
 
@@ -328,6 +348,7 @@ class OPIC(PerPageState):
             "discovery_cash": self.discovery_cash,
             "new_page_smoothing": self.new_page_smoothing,
             "g": self._g,
+            "named": self._named,
             "credit": self._credit,
             "total_weight": self._total_weight,
             "virtual_cash": self._virtual_cash,
@@ -368,6 +389,7 @@ class OPIC(PerPageState):
         n = arrays["_cash"].shape[0]
         opic.resize(n)
         opic._n = n
+        opic._named = header["named"]
         opic.load(arrays)
         for index, window in enumerate(windows):
             prefix = f"window{index}."
@@ -384,9 +406,9 @@ class OPIC(PerPageState):
         """Save the snapshot under ``key`` and the scores ``opic_cash`` (current cash) and
         ``opic_history`` (the importance estimate) for the CLI and the refresh module."""
         store.put_state(key, self.snapshot())
-        ids = np.arange(self._n, dtype=np.int64)
-        store.set_scores("opic_cash", ids, self.cash())
-        store.set_scores("opic_history", ids, self.estimates())
+        ids = np.flatnonzero(self._weight[: self._n] > 0)
+        store.set_scores("opic_cash", ids, self.cash(ids))
+        store.set_scores("opic_history", ids, self.estimates()[ids])
 
     @classmethod
     def restore(cls, store: StateStore, key: str = "opic") -> OPIC | None:
@@ -433,29 +455,36 @@ class OPIC(PerPageState):
         else:
             self._new_page_rate += self.new_page_smoothing * (rate - self._new_page_rate)
 
-    def _grow(self, upto: int) -> np.ndarray:
-        """Make ids ``< upto`` known; return the new ids (no cash paid yet)."""
+    def _extend(self, upto: int) -> None:
+        """Make the arrays cover ids ``< upto``; the new slots are placeholders (weight 0)."""
         start = self._n
         if upto <= start:
-            return np.zeros(0, dtype=np.int64)
-        self._introduce(upto - start)
-        return np.arange(start, upto, dtype=np.int64)
+            return
+        if upto > self._cash.shape[0]:
+            self.resize(max(upto, 2 * self._cash.shape[0], 1024))
+        for array in (self._cash, self._weight, self._introduced, self._granted):
+            array[start:upto] = 0.0
+        self._base[start:upto] = self._credit
+        self._reads[start:upto] = 0
+        self._n = upto
 
-    def _introduce(self, count: int) -> None:
-        start, stop = self._n, self._n + count
-        if stop > self._cash.shape[0]:
-            self.resize(max(stop, 2 * self._cash.shape[0], 1024))
-        self._cash[start:stop] = 0.0
-        self._base[start:stop] = self._credit
-        self._weight[start:stop] = 1.0
-        self._reads[start:stop] = 0
-        self._introduced[start:stop] = self._g
-        self._granted[start:stop] = 0.0
-        self._total_weight += count
-        self._n = stop
-        prior = self._new_page_rate if self._new_page_rate is not None else 1.0 / stop
+    def _name(self, ids: np.ndarray) -> np.ndarray:
+        """Turn the sorted unique ``ids`` that are not yet pages into pages; return those."""
+        if ids.size == 0:
+            return ids
+        self._extend(int(ids[-1]) + 1)
+        new = ids[self._weight[ids] == 0]
+        if new.size == 0:
+            return new
+        self._base[new] = self._credit
+        self._weight[new] = 1.0
+        self._introduced[new] = self._g
+        self._total_weight += new.size
+        self._named += new.size
+        prior = self._new_page_rate if self._new_page_rate is not None else 1.0 / self._named
         for window in self.windows:
-            window.introduce(start, stop, self._g, prior)
+            window.introduce(new, self._g, prior)
+        return new
 
     def resize(self, capacity: int) -> None:
         """Make room for ``capacity`` pages, in OPIC's arrays and every window's."""
@@ -463,20 +492,20 @@ class OPIC(PerPageState):
         for window in self.windows:
             window.resize(capacity)
 
-    def _grant_discovery_cash(self, start: int, stop: int) -> None:
-        """New pages ``start..stop-1`` take their discovery cash from the virtual page."""
-        if stop <= start or self.discovery_cash == 0 or self._virtual_cash <= 0:
+    def _grant_discovery_cash(self, new: np.ndarray) -> None:
+        """The ``new`` pages take their discovery cash from the virtual page."""
+        if new.size == 0 or self.discovery_cash == 0 or self._virtual_cash <= 0:
             return
-        wanted = self.discovery_cash / self._n * self._weight[start:stop]
+        wanted = self.discovery_cash / self._named * self._weight[new]
         scale = min(1.0, self._virtual_cash / wanted.sum())
         paid = wanted * scale
-        self._cash[start:stop] += paid
-        self._granted[start:stop] += paid
+        self._cash[new] += paid
+        self._granted[new] += paid
         self._virtual_cash -= float(paid.sum())
 
     def _pay_virtual_cash(self) -> None:
         """The virtual page is read: its cash goes to every page in proportion to weight."""
-        if self._n == 0 or self._virtual_cash == 0:
+        if self._named == 0 or self._virtual_cash == 0:
             return
         self._credit += self._virtual_cash / self._total_weight
         self._virtual_history += self._virtual_cash

@@ -63,6 +63,8 @@ class Greedy:
         best_page, best_cash = -1, -np.inf
         credit = self._opic.credit
         for weight, heap in self._heaps.items():
+            if weight == 0:  # placeholders, never selected
+                continue
             top = self._valid_top(weight, heap)
             if top is not None and -top[0] + weight * credit > best_cash:
                 best_page, best_cash = top[1], -top[0] + weight * credit
@@ -102,16 +104,22 @@ class Greedy:
 
 
 class RandomSelection:
-    """Read a known page chosen uniformly at random (§3.1, Random)."""
+    """Read a known page chosen uniformly at random (§3.1, Random).
+
+    Draws URL-Ids until one is a known page: cheap while placeholders are few.
+    """
 
     def __init__(self, opic: OPIC, seed: int | None = None) -> None:
         self._opic = opic
         self._rng = np.random.default_rng(seed)
 
     def next_page(self) -> int:
-        if self._opic.pages == 0:
+        if self._opic.known_pages == 0:
             raise NoPages()
-        return int(self._rng.integers(self._opic.pages))
+        while True:
+            page = int(self._rng.integers(self._opic.pages))
+            if self._opic.is_known(page):
+                return page
 
 
 class Cycle:
@@ -125,13 +133,15 @@ class Cycle:
         self._cursor = 0
 
     def next_page(self) -> int:
-        if self._opic.pages == 0:
+        if self._opic.known_pages == 0:
             raise NoPages()
-        if self._cursor >= self._opic.pages:
-            self._cursor = 0
-        page = self._cursor
-        self._cursor += 1
-        return page
+        while True:
+            if self._cursor >= self._opic.pages:
+                self._cursor = 0
+            page = self._cursor
+            self._cursor += 1
+            if self._opic.is_known(page):
+                return page
 
 
 STRATEGIES = {"greedy": Greedy, "random": RandomSelection, "cycle": Cycle}

@@ -37,8 +37,8 @@ class HistoryWindow(Protocol):
         """Make room for ``capacity`` pages (existing pages keep their state)."""
         ...
 
-    def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
-        """Pages ``start..stop-1`` are new at G-time ``g``, with a prior importance rate."""
+    def introduce(self, ids: np.ndarray, g: float, prior_rate: float) -> None:
+        """Pages ``ids`` are new at G-time ``g``, with a prior importance rate."""
         ...
 
     def record(self, page: int, cash: float, g: float) -> None:
@@ -110,8 +110,8 @@ class FullHistory(PerPageState):
     def __init__(self) -> None:
         self.history = np.zeros(0)
 
-    def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
-        self.history[start:stop] = 0.0
+    def introduce(self, ids: np.ndarray, g: float, prior_rate: float) -> None:
+        self.history[ids] = 0.0
 
     def record(self, page: int, cash: float, g: float) -> None:
         self.history[page] += cash
@@ -150,9 +150,9 @@ class Interpolation(PerPageState):
         self.history = np.zeros(0)
         self.last = np.zeros(0)
 
-    def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
-        self.history[start:stop] = prior_rate * self.span
-        self.last[start:stop] = g
+    def introduce(self, ids: np.ndarray, g: float, prior_rate: float) -> None:
+        self.history[ids] = prior_rate * self.span
+        self.last[ids] = g
 
     def record(self, page: int, cash: float, g: float) -> None:
         elapsed = g - self.last[page]
@@ -231,15 +231,15 @@ class MeasureWindow(PerPageState):
         self.start = np.zeros(0)
         self.has_prior = np.zeros(0, dtype=bool)
 
-    def introduce(self, start: int, stop: int, g: float, prior_rate: float) -> None:
-        self.cash[start:stop] = 0.0
-        self.when[start:stop] = 0.0
-        self.cash[start:stop, 0] = prior_rate * self.prior_span
-        self.when[start:stop, 0] = g
-        self.count[start:stop] = 1
-        self.oldest[start:stop] = 0
-        self.start[start:stop] = g - self.prior_span
-        self.has_prior[start:stop] = True
+    def introduce(self, ids: np.ndarray, g: float, prior_rate: float) -> None:
+        self.cash[ids] = 0.0
+        self.when[ids] = 0.0
+        self.cash[ids, 0] = prior_rate * self.prior_span
+        self.when[ids, 0] = g
+        self.count[ids] = 1
+        self.oldest[ids] = 0
+        self.start[ids] = g - self.prior_span
+        self.has_prior[ids] = True
 
     def _drop_oldest(self, page: int) -> None:
         slot = self.oldest[page]

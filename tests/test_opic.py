@@ -98,33 +98,60 @@ def test_focused_weights_give_personalised_pagerank():
     assert opic.total_cash() == pytest.approx(1.0)
 
 
+def _reachable(children: list[np.ndarray], seed: int) -> set[int]:
+    seen, frontier = {seed}, [seed]
+    while frontier:
+        page = frontier.pop()
+        for child in children[page].tolist():
+            if child not in seen:
+                seen.add(child)
+                frontier.append(child)
+    return seen
+
+
 def test_growing_graph_discovers_pages_and_converges():
     rng = np.random.default_rng(11)
     n = 40
     children = random_graph(rng, n, max_out=4)
     children[0] = np.arange(1, 6)  # the seed links onwards
     opic = OPIC(pages=1, damping=0.85)
+    # pages no link from the seed reaches are known from the start (like more seeds);
+    # the others are discovered through links as the crawl goes
+    opic.add_pages(sorted(set(range(n)) - _reachable(children, 0)))
     greedy = Greedy(opic)
-    for _ in range(12000):
+    for _ in range(20000):
         page = greedy.next_page()
         opic.on_fetch(page, children[page])
         assert opic.total_cash() == pytest.approx(1.0, abs=1e-9)
-    opic.add_pages(n)  # pages no link reaches still exist for the fixpoint
-    crawl(opic, greedy, children, 12000)
+    assert opic.known_pages == n
     exact = dense_pagerank(children, 0.85)
     assert np.abs(opic.estimates() - exact).sum() < 0.05
 
 
+def test_ids_never_named_are_placeholders():
+    opic = OPIC()
+    opic.add_pages([1, 2])  # URL-Ids start at 1: 0 is a placeholder
+    opic.on_fetch(1, [4])  # 3 becomes a placeholder too
+    assert (opic.pages, opic.known_pages) == (5, 3)
+    assert not opic.is_known(0) and not opic.is_known(3)
+    estimate = opic.estimates()
+    assert estimate[0] == estimate[3] == 0.0
+    assert opic.cash([0, 3]).tolist() == [0.0, 0.0]
+    assert set(opic.unread_by_cash(10).tolist()) == {2, 4}
+    assert opic.total_cash() == pytest.approx(1.0)
+    with pytest.raises(UnknownPage):
+        opic.set_weight([3], 2.0)
+
+
 def test_new_pages_take_discovery_cash_from_the_virtual_page():
     opic = OPIC(pages=2, damping=0.5, discovery_cash=1.0)
-    opic.on_fetch(0, [5])
-    assert opic.pages == 6
+    opic.on_fetch(0, [4, 5])
+    assert (opic.pages, opic.known_pages) == (6, 4)
     cash = opic.cash()
-    # The read gives 0.25 to page 5 and 0.25 to the virtual page, which pays the 4 new pages
-    # up to the mean cash (1/6) each, scaled down to what it holds: 0.25 / 4.
-    new_paid = 0.25 / 4
-    assert cash[2] == pytest.approx(new_paid)
-    assert cash[5] == pytest.approx(0.25 + new_paid)
+    # The read gives 0.125 to pages 4 and 5 each, 0.25 to the virtual page, which pays the
+    # 2 new pages up to the mean cash (1/4) each, scaled down to what it holds: 0.25 / 2.
+    assert cash[4] == cash[5] == pytest.approx(0.125 + 0.125)
+    assert cash[0] == 0.0 and cash[1] == 0.5
     assert opic.total_cash() == pytest.approx(1.0)
 
 
@@ -157,5 +184,5 @@ def test_empty_opic_holds_all_cash_in_the_virtual_page_until_seeds_arrive():
     opic = OPIC()
     assert opic.estimates().size == 0
     assert opic.total_cash() == 1.0
-    opic.add_pages(4)
+    opic.add_pages(range(4))
     np.testing.assert_allclose(opic.cash(), 0.25)

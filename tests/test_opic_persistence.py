@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from metadata import Metadata
 from ranking.opic import OPIC, CorruptSnapshot
 from ranking.opic_select import Greedy
 from ranking.opic_windows import FullHistory, Interpolation, fixed_window, variable_window
@@ -78,3 +79,27 @@ def test_checkpoint_writes_state_and_score_columns():
 def test_corrupt_snapshot_raises_a_named_error(data):
     with pytest.raises(CorruptSnapshot):
         OPIC.from_snapshot(data)
+
+
+def test_checkpoint_round_trip_through_the_metadata_manager(tmp_path):
+    with Metadata.create(tmp_path / "metadata.db") as md:
+        ids = md.ids_for([f"http://a.test/{name}.xml" for name in "abcde"])
+        assert min(ids) >= 1  # URL-Ids from the metadata: OPIC's slot 0 stays a placeholder
+        opic = OPIC(window=Interpolation(2.0))
+        opic.add_pages(ids[:1])
+        greedy = Greedy(opic)
+        links = {ids[0]: ids[1:3], ids[1]: ids[3:], ids[2]: [], ids[3]: ids[:1], ids[4]: ids[:2]}
+        for _ in range(60):
+            page = greedy.next_page()
+            opic.on_fetch(page, links[page])
+        opic.checkpoint(md)
+    with Metadata.open(tmp_path / "metadata.db") as md:
+        restored = OPIC.restore(md)
+        score_ids, cash = md.scores("opic_cash")
+        _, estimate = md.scores("opic_history")
+    assert sorted(score_ids.tolist()) == sorted(ids)
+    np.testing.assert_allclose(cash, opic.cash(score_ids))
+    np.testing.assert_allclose(estimate, opic.estimates()[score_ids])
+    assert estimate.sum() == pytest.approx(1.0)
+    np.testing.assert_array_equal(restored.estimates(), opic.estimates())
+    assert restored.total_cash() == pytest.approx(1.0)

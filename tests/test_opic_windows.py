@@ -19,7 +19,7 @@ from tests.opic_graphs import crawl, dense_pagerank, random_graph
 def test_interpolation_follows_the_papers_update():
     window = Interpolation(span=2.0)
     window.resize(1)
-    window.introduce(0, 1, g=0.0, prior_rate=0.5)
+    window.introduce(np.array([0]), g=0.0, prior_rate=0.5)
     assert window.history[0] == pytest.approx(1.0)  # prior: 0.5 per G-unit over T = 2
     window.record(0, cash=0.3, g=0.5)  # G − G[i] < T: H·(T − 0.5)/T + C
     assert window.history[0] == pytest.approx(1.0 * 1.5 / 2.0 + 0.3)
@@ -32,7 +32,7 @@ def test_interpolation_follows_the_papers_update():
 def test_variable_window_keeps_the_last_k_measures():
     window = variable_window(measures=3, prior_span=1.0)
     window.resize(1)
-    window.introduce(0, 1, g=0.0, prior_rate=0.2)
+    window.introduce(np.array([0]), g=0.0, prior_rate=0.2)
     for step, cash in enumerate([0.1, 0.2, 0.3, 0.4], start=1):
         window.record(0, cash, g=float(step))
     assert window.count[0] == 3
@@ -45,7 +45,7 @@ def test_fixed_window_forgets_old_reads_but_keeps_a_minimum():
     improved = fixed_window(span=2.0, min_measures=3)
     for window in (plain, improved):
         window.resize(1)
-        window.introduce(0, 1, g=0.0, prior_rate=1.0)
+        window.introduce(np.array([0]), g=0.0, prior_rate=1.0)
         for g in (1.0, 2.0, 5.0, 10.0):
             window.record(0, 0.1, g)
     assert plain.count[0] == 1  # only the read at G = 10 lies within the last 2 G-units
