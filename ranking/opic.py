@@ -74,6 +74,8 @@ class StateStore(Protocol):
 
 SNAPSHOT_VERSION = 1
 
+_NONE = np.zeros(0, dtype=np.int64)
+
 
 class OPIC(PerPageState):
     """On-line page importance with cash, history, a virtual page and a history window.
@@ -316,14 +318,16 @@ class OPIC(PerPageState):
         page = int(url_id)
         if page < 0:
             raise UnknownPage(page)
-        children = np.unique(np.asarray(child_ids, dtype=np.int64))
+        children = np.asarray(child_ids, dtype=np.int64).reshape(-1)
+        if children.size > 1 and not (children[1:] > children[:-1]).all():
+            children = np.unique(children)
         if children.size and children[0] < 0:
             raise UnknownPage(int(children[0]))
         if weights and not set(weights) <= set(children.tolist()):
             raise ValueError("weights may only name children of the fetched page")
         if weights and min(weights.values()) <= 0:
             raise ValueError("a weight must be positive")
-        new = self._name(np.union1d(children, [page]))
+        new = self._name(np.union1d(children, [page])) if self._names_new(page, children) else _NONE
         if weights:
             for child, weight in weights.items():
                 self.set_weight([child], weight)
@@ -467,6 +471,12 @@ class OPIC(PerPageState):
         self._base[start:upto] = self._credit
         self._reads[start:upto] = 0
         self._n = upto
+
+    def _names_new(self, page: int, children: np.ndarray) -> bool:
+        """Whether a fetch of ``page`` with ``children`` names a page not known yet."""
+        if not self.is_known(page):
+            return True
+        return bool(children.size) and (children[-1] >= self._n or not self._weight[children].all())
 
     def _name(self, ids: np.ndarray) -> np.ndarray:
         """Turn the sorted unique ``ids`` that are not yet pages into pages; return those."""
