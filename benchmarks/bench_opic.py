@@ -11,7 +11,7 @@ window policy at the end of 10N reads against the fixpoint of the graph as it is
 the measures each policy stores per page. Windows are given in "months", one month being the
 G-time of N Greedy reads (the paper's crawl speed of N pages per month).
 
-    python benchmarks/bench_opic.py            # N = 100,000 (a few minutes)
+    python benchmarks/bench_opic.py            # N = 100,000 (about ten minutes)
     python benchmarks/bench_opic.py --quick    # N = 20,000, under a minute
 
 Tables go to stdout, PNG plots to benchmarks/out/, and the last line is a JSON summary.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from ranking.opic import OPIC
 from ranking.opic_select import Cycle, Greedy, PageSelector, RandomSelection
