@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 
 import ranking.opic
+import ranking.opic_events
 import ranking.opic_focus
 import ranking.opic_select
 
 DOC = Path(__file__).parent.parent / "docs" / "opic.md"
 
 
-@pytest.mark.parametrize("module", [ranking.opic, ranking.opic_select, ranking.opic_focus])
+@pytest.mark.parametrize(
+    "module", [ranking.opic, ranking.opic_select, ranking.opic_focus, ranking.opic_events]
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0
