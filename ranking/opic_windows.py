@@ -66,11 +66,11 @@ class HistoryWindow(Protocol):
         ...
 
 
-def _grown(array: np.ndarray, capacity: int, fill: float = 0.0) -> np.ndarray:
-    """``array`` copied into a longer one (first axis), the new rows set to ``fill``."""
+def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
+    """``array`` copied into a longer one (first axis), the new rows zero."""
     if capacity <= array.shape[0]:
         return array
-    bigger = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
+    bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
     bigger[: array.shape[0]] = array
     return bigger
 
