@@ -241,6 +241,8 @@ class OPIC(PerPageState):
         with another window, the cash rate over that window, normalised.
         """
         chosen = self.windows[0] if window is None else window
+        if not any(chosen is attached for attached in self.windows):
+            raise ValueError("that window is not fed by this OPIC (pass it as window or extra)")
         if self._n == 0:
             return np.zeros(0)
         rates = chosen.rates(self.cash(), self._g)

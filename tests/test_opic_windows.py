@@ -128,3 +128,8 @@ def test_settings_reject_unknown_names():
         OPICSettings(window="sliding")
     with pytest.raises(ValueError, match="selection"):
         OPICSettings(selection="best")
+
+
+def test_estimates_refuse_a_window_this_opic_does_not_feed():
+    with pytest.raises(ValueError, match="not fed"):
+        OPIC(pages=2).estimates(Interpolation())
