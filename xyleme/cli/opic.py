@@ -43,12 +43,8 @@ def opic_command(ctx: click.Context, limit: int, unread: bool, as_json: bool) ->
                 known = np.flatnonzero(opic.weights() > 0)
                 ids = known[np.argsort(-estimates[known], kind="stable")[:limit]]
             urls = md.urls_of(ids.tolist())
-    except CorruptSnapshot as error:
-        raise click.ClickException(f"the OPIC checkpoint is unreadable: {error}") from None
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+    except (CorruptSnapshot, MetadataError, sqlite3.DatabaseError) as error:
+        raise click.ClickException(f"{path}: {error}") from None
     cash, reads = opic.cash(ids), opic.reads()[ids]
     rows = [
         {
