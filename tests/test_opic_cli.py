@@ -54,3 +54,11 @@ def test_opic_without_checkpoint_or_repository_says_why(repository, tmp_path):
     result = CliRunner().invoke(cli, ["--repo", str(tmp_path / "nowhere"), "opic"])
     assert result.exit_code == 1
     assert "Error" in result.output and "Traceback" not in result.output
+
+
+def test_opic_with_a_corrupt_checkpoint_says_so(repository):
+    with Metadata.open(repository / "metadata.db") as md:
+        md.put_state("opic", b"garbage")
+    result = CliRunner().invoke(cli, ["--repo", str(repository), "opic"])
+    assert result.exit_code == 1
+    assert "not an OPIC snapshot" in result.output
