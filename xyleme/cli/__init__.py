@@ -40,5 +40,5 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import daemon, demo, ops  # noqa: E402,F401,I001
+from xyleme.cli import daemon, demo, ops, opic  # noqa: E402,F401,I001
 from xyleme.cli import repository  # noqa: E402,F401
