@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from metadata import MetadataSettings
+from ranking.opic_settings import OPICSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
@@ -49,6 +50,7 @@ class Config:
     paths: PathSettings = field(default_factory=PathSettings)
     metadata: MetadataSettings = field(default_factory=MetadataSettings)
     crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
+    opic: OPICSettings = field(default_factory=OPICSettings)
 
     def replace(self, section: str, **values: Any) -> Config:
         """A copy with some keys of one section changed (validated like a file's values)."""

@@ -29,11 +29,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
-from xyleme import commands
+from ranking.opic import OPIC
+from ranking.opic_events import FetchListener
+from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, Level, Scope
@@ -81,6 +84,7 @@ class Daemon:
         self.stop_at = stop_at
         self.resolver = resolver
         self.crawler: Crawler | None = None
+        self.opic: OPIC | None = None
         self._fetching: asyncio.Task | None = None
         self.lock = DaemonLock(repository)
         self.md: Metadata | None = None
@@ -108,6 +112,8 @@ class Daemon:
         self.crawler = Crawler(
             md, self.config.crawler, self._scope(), clock=self.clock, resolver=self.resolver
         )
+        self.opic = self._restore_opic()
+        self._listen_to_fetches()
         self.checkpoint()
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
@@ -178,7 +184,11 @@ class Daemon:
         self.stop()
 
     def _start_scheduler(self) -> AsyncIOScheduler:
-        """The periodic jobs, on real time (simulated intervals divided by the speed)."""
+        """The periodic jobs, on real time (simulated intervals divided by the speed).
+
+        Every job is a coroutine function, so APScheduler runs it on the event loop, never in
+        a thread: the daemon's objects are used from the loop only.
+        """
         settings = self.config.daemon
         scheduler = AsyncIOScheduler()
         jobs = [
@@ -196,10 +206,25 @@ class Daemon:
         """Real seconds between two runs of a job that comes every ``time_units``."""
         return self.clock.real_seconds(time_units * self.config.clock.time_unit)
 
-    def _check_stop_at(self) -> None:
+    async def _check_stop_at(self) -> None:
         if self.clock.now() >= self.stop_at:
             log.info("reached the end of the run (%s)", _iso(self.stop_at))
             self.stop()
+
+    def _restore_opic(self) -> OPIC:
+        """OPIC from the last checkpoint (or new), knowing every page the metadata knows."""
+        settings = self.config.opic
+        opic = OPIC.restore(self.md, settings.checkpoint_key) or settings.build()
+        known = self.md.max_url_id()
+        if known:
+            opic.add_pages(np.arange(1, known + 1))  # ids start at 1; known ones are kept
+        return opic
+
+    def _listen_to_fetches(self) -> None:
+        """OPIC credits every committed fetch, failures included (their cash goes back)."""
+        credit = FetchListener(self.opic, self.md)
+        for signal_ in (signals.page_fetched, signals.page_failed, signals.page_dead):
+            self.crawler.signals.connect(signal_, lambda event: credit(event.result))
 
     # ------------------------------------------------------------------ fetching
 
@@ -240,11 +265,15 @@ class Daemon:
     # ------------------------------------------------------------------ periodic jobs
 
     def checkpoint(self) -> None:
-        """Save what lives in memory: the clock's time and the figures of ``xyleme status``."""
+        """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``.
+
+        Runs on the event loop (OPIC is fed there and is not thread-safe).
+        """
         save_clock(self.md, self.clock)
+        self.opic.checkpoint(self.md, self.config.opic.checkpoint_key)
         save_live_status(self.md, self.live_status())
 
-    def _checkpoint_job(self) -> None:
+    async def _checkpoint_job(self) -> None:
         try:
             self.checkpoint()
         except sqlite3.OperationalError as error:

@@ -217,6 +217,10 @@ def summary(repository: Path, plan: DemoPlan, truth: GroundTruth, at: float) -> 
         fresh, scored = freshness(md, truth, at)
         error = rate_error(md, truth)
         top_xml = top_pages(md, "importance", PageType.XML)
+        xml_title = "top XML by importance"
+        if not top_xml:  # no ranking pass yet: OPIC's on-line estimate of the same PageRank
+            top_xml = top_pages(md, "opic_history", PageType.XML)
+            xml_title = "top XML by importance (OPIC's on-line estimate)"
         top_html = top_pages(md, "interest", PageType.HTML)
     lines = [
         "",
@@ -231,7 +235,7 @@ def summary(repository: Path, plan: DemoPlan, truth: GroundTruth, at: float) -> 
             else "none yet (no refresh pass has estimated a change rate)"
         ),
     ]
-    for title, rows in (("top XML by importance", top_xml), ("top HTML by interest", top_html)):
+    for title, rows in ((xml_title, top_xml), ("top HTML by interest", top_html)):
         lines.append(f"  {title}:" + ("" if rows else " none yet (no ranking computed)"))
         lines += [f"    {score:.4g}  {url}" for score, url in rows]
     lines += [
