@@ -65,3 +65,39 @@ class RunningDaemon:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+
+
+FAST_CRAWL = """
+[daemon]
+scope = ["simweb.test"]
+checkpoint_seconds = 0.5
+command_poll = 0.2
+
+[crawler]
+min_delay = 0.0
+max_crawl_delay = 0.0
+per_host_concurrency = 4
+shutdown_deadline = 2.0
+"""
+"""A configuration that crawls the loopback simulated web without politeness delays."""
+
+
+def read_pages(repository: Path) -> dict[int, float]:
+    """URL-Id → first access of every page read so far (from the committed database)."""
+    from metadata import Metadata
+
+    with Metadata.open(repository / "metadata.db", readonly=True) as md:
+        view = md.refresh_view()
+    first = view["first_access"]
+    read = ~(first != first)  # not NaN
+    return dict(zip(view["id"][read].tolist(), first[read].tolist(), strict=True))
+
+
+def wait_until(condition, timeout: float = 60.0, every: float = 0.2) -> None:
+    """Poll ``condition`` until it holds (fails the test after ``timeout`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(every)

@@ -28,8 +28,17 @@ from xyleme.logs import FORMATS, configure_logging
     show_default=True,
     help="Log lines on stderr for people (text) or machines (json).",
 )
+@click.option(
+    "--simweb",
+    "simweb_port",
+    type=click.IntRange(1, 65535),
+    help="Resolve *.simweb.test to the simulated web serving on 127.0.0.1:PORT "
+    "(`xyleme simweb serve`; for tests and demos).",
+)
 @click.pass_context
-def run(ctx: click.Context, config_file: Path | None, log_format: str) -> None:
+def run(
+    ctx: click.Context, config_file: Path | None, log_format: str, simweb_port: int | None
+) -> None:
     """Run the daemon that keeps the repository fresh, until SIGTERM or Ctrl-C.
 
     Refuses to start on a wrong configuration (naming the key), on a folder that is not a
@@ -38,8 +47,13 @@ def run(ctx: click.Context, config_file: Path | None, log_format: str) -> None:
     repository = repo_path(ctx)
     config = effective_config(repository, config_file)
     configure_logging(log_format)
+    resolver = None
+    if simweb_port is not None:
+        from xyleme.simweb import SimWebResolver  # only then: the daemon never needs simweb
+
+        resolver = SimWebResolver(simweb_port)
     try:
-        run_daemon(repository, config)
+        run_daemon(repository, config, resolver=resolver)
     except (RepositoryLocked, MetadataError, DaemonStopped) as error:
         raise click.ClickException(str(error)) from None
     except FileNotFoundError as error:
