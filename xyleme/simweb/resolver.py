@@ -1,0 +1,62 @@
+"""Name resolution for the simulated web: ``siteN.simweb.test`` → the server on 127.0.0.1.
+
+The URLs of the simulated web carry no port (``http://site3.simweb.test/``), so a
+repository keeps its URL-Ids whatever port the server got. The crawler's aiohttp connector
+asks this resolver for the address of a host; the answer is 127.0.0.1 and the server's real
+port, whatever port the URL implied (aiohttp connects to the port the resolver returns).
+Any other name fails like a DNS failure (:class:`socket.gaierror`, an :class:`OSError`), so
+links to vanished hosts exercise the crawler's DNS-error path, and nothing reaches the
+internet.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterable
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+LOOPBACK = "127.0.0.1"
+
+
+class SimWebResolver(AbstractResolver):
+    """Resolves the simulated hosts to ``127.0.0.1:port``; every other name fails.
+
+    Parameters
+    ----------
+    port
+        The port the simulated web's server listens on.
+    hosts
+        The host names that exist (e.g. ``SimWeb.host_names``).
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> resolver = SimWebResolver(8123, ["site0.simweb.test"])
+    >>> asyncio.run(resolver.resolve("site0.simweb.test", 80))[0]["port"]
+    8123
+    """
+
+    def __init__(self, port: int, hosts: Iterable[str]) -> None:
+        self.port = port
+        self.hosts = frozenset(name.lower() for name in hosts)
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        name = host.lower().rstrip(".")
+        if name not in self.hosts:
+            raise socket.gaierror(socket.EAI_NONAME, f"simweb: no such host {host!r}")
+        return [
+            {
+                "hostname": host,
+                "host": LOOPBACK,
+                "port": self.port,
+                "family": socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        """Nothing to release."""
