@@ -166,9 +166,9 @@ class SimWebServer:
     async def start(self) -> None:
         """Bind 127.0.0.1 and start serving."""
         server = web.Server(self._handle, access_log=None)
-        self._runner = web.ServerRunner(server, handle_signals=False)
+        self._runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, LOOPBACK, self.requested_port, shutdown_timeout=0.5)
+        site = web.TCPSite(self._runner, LOOPBACK, self.requested_port)
         await site.start()
         self._port = self._runner.addresses[0][1]
 

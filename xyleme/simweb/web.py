@@ -177,7 +177,7 @@ class WebStructure:
         )
         feeds = _exact_subset(rng, xml, s.feed_fraction)
         self.kind[xml] = Kind.XML
-        self.kind[feeds] = np.where(rng.random(feeds.size) < 0.5, Kind.RSS, Kind.ATOM)
+        self.kind[feeds] = np.where(np.arange(feeds.size) % 2 == 0, Kind.RSS, Kind.ATOM)
         data = np.flatnonzero(self.kind == Kind.XML)
         self.has_dtd = np.zeros(n, dtype=bool)
         with_dtd = _exact_subset(rng, data, s.dtd_fraction)
