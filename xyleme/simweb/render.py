@@ -58,15 +58,17 @@ def dead_host_url(page: int) -> str:
 
 
 def _text_pool(seed: int) -> tuple[list[str], list[str]]:
-    """Pseudo-words and paragraphs made once from the seed."""
+    """Pseudo-words and paragraphs made once from the seed (vectorised: it runs per server)."""
     rng = numpy_stream(seed, "text")
     syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
-    words = ["".join(rng.choice(syllables, rng.integers(1, 4))) for _ in range(2000)]
-    paragraphs = []
-    for _ in range(POOL_PARAGRAPHS):
-        chosen = rng.choice(words, rng.integers(50, 100))
-        paragraphs.append(" ".join(chosen).capitalize() + ".")
-    return words, paragraphs
+    lengths = rng.integers(1, 4, 2000)
+    picks = iter(rng.integers(0, len(syllables), int(lengths.sum())).tolist())
+    words = ["".join([syllables[next(picks)] for _ in range(n)]) for n in lengths.tolist()]
+    sizes = rng.integers(50, 100, POOL_PARAGRAPHS)
+    chosen = iter(rng.integers(0, len(words), int(sizes.sum())).tolist())
+    return words, [
+        " ".join([words[next(chosen)] for _ in range(n)]).capitalize() + "." for n in sizes.tolist()
+    ]
 
 
 class Renderer:

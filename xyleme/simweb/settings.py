@@ -156,7 +156,7 @@ class SimWebSettings:
     crawl_delay_seconds: float = 1.0
     """The Crawl-delay those hosts ask for (real seconds)."""
     paragraphs_per_page: int = 12
-    """Mean number of text paragraphs per page (about 450 bytes each; pages of 4–9 KB)."""
+    """Mean number of text paragraphs per page (about 370 bytes each; pages of 3–8 KB)."""
     sitemap_chunk: int = 1000
     """A host with more pages than this serves a sitemap index over several sitemaps."""
     cache_bytes: int = 256 * 1024 * 1024
