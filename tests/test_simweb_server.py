@@ -433,8 +433,7 @@ async def test_each_fault_kind_is_served_at_its_configured_rate():
 async def test_redirects_chain_and_loop():
     async with SimWebServer(FAULTY, ManualClock(FAULTY.epoch)) as server:
         web, st = server.web, server.web.structure
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
+        async with aiohttp.ClientSession(connector=server.connector()) as session:
             plain = int(np.flatnonzero(st.fault == Fault.REDIRECT)[0])
             async with session.get(web.url(plain)) as response:
                 assert response.status == 200 and len(response.history) == 1

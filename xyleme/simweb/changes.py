@@ -15,6 +15,7 @@ exact and lets the server answer 304 exactly when nothing changed (Xyleme acquis
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_right
 
 import numpy as np
@@ -50,19 +51,20 @@ class ChangeTimes:
         self._seed = seed
         self._rates: list[float] = [float(r) for r in rates]
         self._births: list[float] = [float(b) for b in births]
-        # Per page: drawn change times, always ending with one beyond every time asked so far.
-        self._times: list[list[float] | None] = [None] * len(self._rates)
+        # Per page: drawn change times (8 bytes each), always ending with one beyond every
+        # time asked so far.
+        self._times: list[array | None] = [None] * len(self._rates)
         self._cursor: list[float] = list(self._births)
         self._rngs: dict = {}
 
-    def _drawn(self, page: int, at: float) -> list[float]:
+    def _drawn(self, page: int, at: float) -> array:
         """The page's change times, drawn at least until one lies beyond ``at``."""
         times = self._times[page]
         if times is None:
             if self._rates[page] <= 0.0:
-                times = self._times[page] = [NEVER]
+                times = self._times[page] = array("d", [NEVER])
                 return times
-            times = self._times[page] = []
+            times = self._times[page] = array("d")
             self._rngs[page] = fast_stream(self._seed, "changes", page)
         elif times[-1] > at:
             return times
@@ -86,7 +88,7 @@ class ChangeTimes:
     def until(self, page: int, at: float) -> list[float]:
         """The change times of ``page`` at or before ``at``, oldest first."""
         times = self._drawn(page, at)
-        return times[: bisect_right(times, at)]
+        return times[: bisect_right(times, at)].tolist()
 
     def version_start(self, page: int, version: int) -> float:
         """When ``version`` of ``page`` began: its birth for version 0, else its change time."""

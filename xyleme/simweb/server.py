@@ -27,6 +27,7 @@ from bisect import bisect_right
 from email.utils import mktime_tz, parsedate_tz
 from types import TracebackType
 
+import aiohttp
 from aiohttp import hdrs, web
 
 from metadata.clock import Clock
@@ -102,7 +103,7 @@ class SimWebServer:
 
     Parameters
     ----------
-    web
+    web_or_settings
         The web to serve, or the settings to generate it from.
     clock
         The only source of simulated time (page versions, deaths, HTTP dates).
@@ -113,8 +114,7 @@ class SimWebServer:
     --------
     >>> async def crawl_home(clock):                       # doctest: +SKIP
     ...     async with SimWebServer(SimWebSettings(hosts=3, pages=60), clock) as server:
-    ...         connector = aiohttp.TCPConnector(resolver=server.resolver())
-    ...         async with aiohttp.ClientSession(connector=connector) as session:
+    ...         async with aiohttp.ClientSession(connector=server.connector()) as session:
     ...             async with session.get(server.seed_urls[0]) as response:
     ...                 return response.status
     """
@@ -215,6 +215,10 @@ class SimWebServer:
     def resolver(self) -> SimWebResolver:
         """A resolver mapping the simulated hosts to this server, for an aiohttp connector."""
         return SimWebResolver(self.port, self.web.host_names)
+
+    def connector(self, **options) -> aiohttp.TCPConnector:
+        """An aiohttp connector that reaches the simulated hosts (``options`` go to it)."""
+        return aiohttp.TCPConnector(resolver=self.resolver(), **options)
 
     def precompute(self) -> int:
         """Render the current version of every live page now, so serving it costs no rendering.
