@@ -40,5 +40,7 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import repository  # noqa: E402,F401
-from xyleme.cli import simweb  # noqa: E402,F401
+from xyleme.cli import (  # noqa: E402
+    repository,  # noqa: F401
+    simweb,  # noqa: F401
+)
