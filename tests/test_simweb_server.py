@@ -265,7 +265,7 @@ async def test_sitemaps_list_the_live_public_pages_and_big_hosts_get_an_index():
 
 # -- what the documents carry ------------------------------------------------------------------
 def page_links(server, page, body):
-    """Page ids a body links to, read the way a crawler or loader would."""
+    """(page ids, other URLs) a body links to, read the way a crawler or loader would."""
     base = server.web.url(page)
     kind = Kind(server.web.structure.kind[page])
     if kind is Kind.HTML:
@@ -283,13 +283,14 @@ def page_links(server, page, body):
             "//xi:include/@href", namespaces={"xi": "http://www.w3.org/2001/XInclude"}
         )
     truth = GroundTruth(server.web)
-    ids = []
+    ids, others = [], []
     for href in hrefs:
+        url = urljoin(base, href)
         try:
-            ids.append(truth.page_id(urljoin(base, href)))
+            ids.append(truth.page_id(url))
         except KeyError:
-            continue
-    return ids
+            others.append(url)
+    return ids, others
 
 
 async def test_documents_link_exactly_to_the_true_links(served):
@@ -298,11 +299,43 @@ async def test_documents_link_exactly_to_the_true_links(served):
     kinds = set()
     for page in pages_where(server, True):
         _, _, body = await get(session, server.web.url(page))
-        assert sorted(page_links(server, page, body)) == sorted(
-            truth.links(page, clock.now()).tolist()
-        )
+        ids, others = page_links(server, page, body)
+        expected = truth.page(page, clock.now())
+        assert sorted(ids) == sorted(expected.links)
+        assert others == expected.other_links
         kinds.add(Kind(server.web.structure.kind[page]))
     assert kinds == set(Kind)
+
+
+def dependencies_named_in(body, base):
+    """The style sheet, DTD, entity and schema URLs an XML document names."""
+    root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, load_dtd=False))
+    tree = root.getroottree()
+    named = [
+        urljoin(base, pi.get("href"))
+        for pi in tree.xpath("/processing-instruction('xml-stylesheet')")
+    ]
+    if tree.docinfo.system_url:
+        named.append(urljoin(base, tree.docinfo.system_url))
+        named += [
+            urljoin(base, entity.system_url) for entity in tree.docinfo.internalDTD.iterentities()
+        ]
+    location = root.get("{http://www.w3.org/2001/XMLSchema-instance}schemaLocation")
+    if location:
+        named.append(urljoin(base, location.split()[1]))
+    return named
+
+
+async def test_xml_documents_name_their_true_dependencies(served):
+    server, session, clock = served
+    truth = GroundTruth(server.web)
+    named_any = set()
+    for page in pages_where(server, server.web.structure.kind == Kind.XML):
+        url = server.web.url(page)
+        named = dependencies_named_in((await get(session, url))[2], url)
+        assert named == truth.page(page, clock.now()).dependencies
+        named_any.update(path.rsplit("/", 2)[-2] for path in named)
+    assert named_any == {"style", "dtd", "ent", "schema"}
 
 
 async def test_documents_with_a_dtd_are_valid_or_invalid_as_the_truth_says(served):
@@ -491,10 +524,10 @@ async def test_the_spider_trap_is_an_endless_calendar(served):
     server, session, _ = served
     web = server.web
     trap_host = int(np.flatnonzero(web.structure.trap)[0])
-    _, _, home = await get(session, web.host_url(trap_host) + "/")
-    url = urljoin(
-        web.host_url(trap_host) + "/", html.fromstring(home).xpath("//a[.='Calendar']/@href")[0]
-    )
+    home = int(web.structure.home[trap_host])
+    _, _, body = await get(session, web.url(home))
+    (url,) = GroundTruth(web).page(home, server.clock.now()).other_links
+    assert url in html.fromstring(body).xpath("//a/@href")
     seen = set()
     for _ in range(30):
         status, _, body = await get(session, url)

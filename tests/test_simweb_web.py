@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from metadata import canonicalize_url
 from xyleme.simweb import (
     Fault,
     FaultSettings,
@@ -256,3 +257,8 @@ def test_fault_fractions_that_cannot_add_up_are_refused():
 def test_settings_round_trip_through_plain_values():
     settings = SimWebSettings(hosts=7, pages=70, seed=9).without_faults()
     assert SimWebSettings.from_dict(settings.to_dict()) == settings
+
+
+def test_page_urls_are_already_canonical_for_the_metadata(web):
+    for page in range(0, web.structure.page_count, 7):
+        assert canonicalize_url(web.url(page)) == web.url(page)

@@ -23,18 +23,20 @@ import time
 import zlib
 from email.utils import formatdate
 
-import numpy as np
-
 from xyleme.simweb.streams import fast_stream, numpy_stream
-from xyleme.simweb.web import DOMAIN, Kind, Robots, SimWeb
+from xyleme.simweb.web import (
+    CALENDAR_PREFIX,
+    DTD_PATH,
+    ENTITY_PATH,
+    SCHEMA_PATH,
+    SITEMAP_PATH,
+    STYLESHEET_PATH,
+    Kind,
+    Robots,
+    SimWeb,
+)
 
 POOL_PARAGRAPHS = 512
-STYLESHEET_PATH = "/style/catalog.xsl"
-DTD_PATH = "/dtd/catalog.dtd"
-ENTITY_PATH = "/ent/notice.ent"
-SCHEMA_PATH = "/schema/record.xsd"
-SITEMAP_PATH = "/sitemap.xml"
-CALENDAR_PREFIX = "/calendar/"
 
 XLINK = "http://www.w3.org/1999/xlink"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
@@ -50,11 +52,6 @@ def http_date(at: float) -> str:
 def iso_date(at: float) -> str:
     """An ISO 8601 UTC date for sitemaps and Atom."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
-
-
-def dead_host_url(page: int) -> str:
-    """A link to a host that does not resolve (a DNS failure for the crawler)."""
-    return f"http://gone{page}.{DOMAIN}/"
 
 
 def _text_pool(seed: int) -> tuple[list[str], list[str]]:
@@ -84,10 +81,6 @@ class Renderer:
         self._bomb: bytes | None = None
         self._local_items: list[str | None] = [None] * st.page_count
         self._remote_items: list[str | None] = [None] * st.page_count
-        feeds = (st.kind == Kind.RSS) | (st.kind == Kind.ATOM)
-        self._first_feed = {
-            int(st.host_of[p]): int(p) for p in reversed(np.flatnonzero(feeds).tolist())
-        }
 
     # -- pages ---------------------------------------------------------------------------
     def page(self, page: int, version: int, *, malformed: bool = False) -> bytes:
@@ -127,18 +120,12 @@ class Renderer:
         web, host = self.web, self._host_of[page]
         st = web.structure
         links = [self._list_item(host, t) for t in web.links(page, version)]
-        if st.dead_host_link[page]:
-            links.append(f'<li><a href="{dead_host_url(page)}">Old friends</a></li>')
+        links += [f'<li><a href="{url}">Elsewhere</a></li>' for url in web.other_links(page)]
         head = ""
-        if st.is_home[page]:
-            if st.trap[host]:
-                links.append(
-                    f'<li><a href="{self._calendar_path(web.settings.epoch)}">Calendar</a></li>'
-                )
-            feed = self._first_feed.get(host)
-            if feed is not None:
-                kind = "rss+xml" if self._kind[feed] == Kind.RSS else "atom+xml"
-                head = f'<link rel="alternate" type="application/{kind}" href="{web.path(feed)}">\n'
+        feed = int(st.feed_of_host[host])
+        if st.is_home[page] and feed >= 0:
+            kind = "rss+xml" if self._kind[feed] == Kind.RSS else "atom+xml"
+            head = f'<link rel="alternate" type="application/{kind}" href="{web.path(feed)}">\n'
         body = "\n".join(f"<p>{p}</p>" for p in paragraphs)
         link_list = "\n".join(links)
         tail = "<div><p>Unclosed <b>markup <i>here\n" if broken else "</ul>\n</body>\n</html>\n"
@@ -154,7 +141,7 @@ class Renderer:
         st = web.structure
         targets = list(web.links(page, version))
         prolog = '<?xml version="1.0" encoding="UTF-8"?>\n'
-        if page % 2 == 0:
+        if st.has_stylesheet[page]:
             prolog += f'<?xml-stylesheet type="text/xsl" href="{STYLESHEET_PATH}"?>\n'
         paras = "\n".join(f"<para>{p}</para>" for p in paragraphs)
         if st.has_dtd[page]:
@@ -176,8 +163,8 @@ class Renderer:
             f"{self._anchor(t)}</related>"
             for t in targets
         )
-        if st.dead_host_link[page]:
-            items += f'\n<related xlink:type="simple" xlink:href="{dead_host_url(page)}"/>'
+        for url in web.other_links(page):
+            items += f'\n<related xlink:type="simple" xlink:href="{url}"/>'
         attributes = f'xmlns="{RECORD_NS}" xmlns:xlink="{XLINK}"'
         if st.has_schema[page]:
             attributes += f' xmlns:xsi="{XSI}" xsi:schemaLocation="{RECORD_NS} {SCHEMA_PATH}"'
@@ -319,12 +306,6 @@ class Renderer:
         ).encode()
 
     # -- spider trap ---------------------------------------------------------------------
-    @staticmethod
-    def _calendar_path(at: float, day: int | None = None) -> str:
-        tm = time.gmtime(at)
-        path = f"{CALENDAR_PREFIX}{tm.tm_year}/{tm.tm_mon:02d}/"
-        return path if day is None else f"{path}{day:02d}/"
-
     def calendar(self, year: int, month: int, day: int | None = None) -> bytes:
         """A page of the endless calendar: every month links to the next and the previous."""
         nxt = (year + month // 12, month % 12 + 1)

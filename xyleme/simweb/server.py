@@ -32,19 +32,22 @@ from aiohttp import hdrs, web
 
 from metadata.clock import Clock
 from xyleme.simweb.lifecycle import SOFT_404
-from xyleme.simweb.render import (
+from xyleme.simweb.render import Renderer, http_date
+from xyleme.simweb.resolver import SimWebResolver
+from xyleme.simweb.settings import SimWebSettings
+from xyleme.simweb.web import (
     CALENDAR_PREFIX,
     DTD_PATH,
     ENTITY_PATH,
     SCHEMA_PATH,
     SITEMAP_PATH,
     STYLESHEET_PATH,
-    Renderer,
-    http_date,
+    Fault,
+    Kind,
+    LastModified,
+    Robots,
+    SimWeb,
 )
-from xyleme.simweb.resolver import SimWebResolver
-from xyleme.simweb.settings import SimWebSettings
-from xyleme.simweb.web import Fault, Kind, LastModified, Robots, SimWeb
 
 LOOPBACK = "127.0.0.1"
 """The only address the server ever binds."""

@@ -45,6 +45,10 @@ class PageTruth:
     dies: float | None
     links: list[int]
     """Page ids linked to at that time (none when the page does not exist)."""
+    other_links: list[str]
+    """Links that lead to no page: the spider trap's calendar, a host that does not resolve."""
+    dependencies: list[str]
+    """What an XML document needs besides its links: style sheet, DTD, entity, schema."""
     fault: str
     robots_allowed: bool
     relinks: bool
@@ -179,6 +183,8 @@ class GroundTruth:
             born=float(web.lifecycles.birth[page]),
             dies=None if death == float("inf") else death,
             links=[int(t) for t in self.links(page, at)],
+            other_links=web.other_links(page) if state is PageState.ALIVE else [],
+            dependencies=web.dependencies(page),
             fault=Fault(st.fault[page]).name.lower(),
             robots_allowed=self.robots_allowed(page),
             relinks=bool(st.relinks[page]),

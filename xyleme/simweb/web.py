@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import math
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -37,6 +38,25 @@ DOMAIN = "simweb.test"
 
 RELINK_SHARE = 0.3
 """Share of a link-changing page's links that are drawn afresh at each version."""
+
+STYLESHEET_PATH = "/style/catalog.xsl"
+DTD_PATH = "/dtd/catalog.dtd"
+ENTITY_PATH = "/ent/notice.ent"
+SCHEMA_PATH = "/schema/record.xsd"
+SITEMAP_PATH = "/sitemap.xml"
+CALENDAR_PREFIX = "/calendar/"
+
+
+def dead_host_url(page: int) -> str:
+    """A link to a host that does not resolve (a DNS failure for the crawler)."""
+    return f"http://gone{page}.{DOMAIN}/"
+
+
+def calendar_path(at: float, day: int | None = None) -> str:
+    """The spider trap's page for the month (or day) of simulated time ``at``."""
+    tm = time.gmtime(at)
+    path = f"{CALENDAR_PREFIX}{tm.tm_year}/{tm.tm_mon:02d}/"
+    return path if day is None else f"{path}{day:02d}/"
 
 
 class Kind(enum.IntEnum):
@@ -189,11 +209,16 @@ class WebStructure:
         self.has_schema[_exact_subset(rng, plain, 0.5)] = True
         self.has_xinclude = np.zeros(n, dtype=bool)
         self.has_xinclude[_exact_subset(rng, plain, 0.3)] = True
+        self.has_stylesheet = (self.kind == Kind.XML) & (np.arange(n) % 2 == 0)
         self.opaque_path = np.zeros(n, dtype=bool)
         self.opaque_path[_exact_subset(rng, data, 0.2)] = True
         self.private = (
             self.disallow[self.host_of] & ~self.is_home & (rng.random(n) < s.private_page_fraction)
         )
+        feeds = np.flatnonzero((self.kind == Kind.RSS) | (self.kind == Kind.ATOM))
+        hosts_with_feeds, first = np.unique(self.host_of[feeds], return_index=True)
+        self.feed_of_host = np.full(s.hosts, -1, dtype=np.int64)
+        self.feed_of_host[hosts_with_feeds] = feeds[first]
         self.popularity = rng.pareto(s.popularity_exponent, n) + 1.0
         self.popularity[self.home] *= 20.0
 
@@ -238,8 +263,10 @@ class WebStructure:
         choices = html_before[child] - first_html[host]
         parent = html_ids[first_html[host] + (rng.random(child.size) * choices).astype(np.int64)]
 
-        src = np.concatenate([src, parent])
-        dst = np.concatenate([dst, child])
+        # Home pages declare their host's first feed (<link rel="alternate">).
+        feed_hosts = np.flatnonzero(self.feed_of_host >= 0)
+        src = np.concatenate([src, parent, self.home[feed_hosts]])
+        dst = np.concatenate([dst, child, self.feed_of_host[feed_hosts]])
         keep = src != dst
         edges = np.sort(src[keep] * n + dst[keep])
         edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
@@ -404,6 +431,30 @@ class SimWeb:
         began = self.last_change(page, version)
         birth = self._birth
         return [t for t in targets if birth[t] <= began]
+
+    def other_links(self, page: int) -> list[str]:
+        """Links of ``page`` that lead to no page: the spider trap's calendar, a vanished host."""
+        st = self.structure
+        host = int(st.host_of[page])
+        links = []
+        if st.is_home[page] and st.trap[host]:
+            links.append(self.host_url(host) + calendar_path(self.settings.epoch))
+        if st.dead_host_link[page] and st.kind[page] in (Kind.HTML, Kind.XML):
+            links.append(dead_host_url(page))
+        return links
+
+    def dependencies(self, page: int) -> list[str]:
+        """What an XML document needs besides its links: style sheet, DTD, entity, schema."""
+        st = self.structure
+        base = self.host_url(int(st.host_of[page]))
+        paths = []
+        if st.has_stylesheet[page]:
+            paths.append(STYLESHEET_PATH)
+        if st.has_dtd[page]:
+            paths += [DTD_PATH, ENTITY_PATH]
+        if st.has_schema[page]:
+            paths.append(SCHEMA_PATH)
+        return [base + path for path in paths]
 
     def _relinked(self, page: int, version: int, targets: list[int]) -> list[int]:
         """``targets`` with a share redrawn for ``version`` (deterministic per version)."""
