@@ -210,7 +210,9 @@ class Renderer:
         doc = (
             '<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
             f"<title>{title}</title>\n<id>urn:simweb:feed:{page}:r{version}</id>\n"
-            f'<link rel="self" href="{self.web.url(page)}"/>\n<updated>{date}</updated>\n'
+            f'<link rel="self" href="{self.web.url(page)}"/>\n'
+            f'<link rel="alternate" href="{self.web.host_url(self._host_of[page])}/"/>\n'
+            f"<updated>{date}</updated>\n"
             f"{entries}\n"
         )
         return doc + ("<entry><title>unclosed\n" if broken else "</feed>\n")
@@ -231,13 +233,6 @@ class Renderer:
         lines += ["", f"Sitemap: {self.web.host_url(host)}{SITEMAP_PATH}", ""]
         return "\n".join(lines).encode()
 
-    def sitemap_pages(self, host: int, at: float) -> list[int]:
-        """The pages a host's sitemaps list at ``at``: alive and not under ``/private/``."""
-        st, web = self.web.structure, self.web
-        start, stop = int(st.host_start[host]), int(st.host_start[host + 1])
-        birth, death = web.lifecycles.birth, web.lifecycles.death
-        return [p for p in range(start, stop) if birth[p] <= at < death[p] and not st.private[p]]
-
     def sitemap_count(self, host: int) -> int:
         """How many sitemap files a host serves beneath its index (0: a plain sitemap)."""
         st = self.web.structure
@@ -256,7 +251,7 @@ class Renderer:
                 f"<sitemap><loc>{base}/sitemap-{i}.xml</loc></sitemap>" for i in range(parts)
             )
             return f"{head}<sitemapindex {ns}>\n{maps}\n</sitemapindex>\n".encode()
-        pages = self.sitemap_pages(host, at)
+        pages = self.web.sitemap_pages(host, at)
         if part is not None:
             st = self.web.structure
             chunk = self.web.settings.sitemap_chunk

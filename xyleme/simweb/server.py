@@ -320,7 +320,7 @@ class SimWebServer:
                 headers[hdrs.LAST_MODIFIED] = self._http_date(now)
             else:
                 headers[hdrs.LAST_MODIFIED] = http_date(self._birth[page])
-            if self._unchanged(request, etag, last_change):
+            if self._unchanged(request, etag, last_change, now):
                 return _response(304, headers=headers)
         kind = self._kind[page]
         if fault == Fault.WRONG_TYPE:
@@ -343,16 +343,25 @@ class SimWebServer:
         return web.Response(body=body, headers=headers)
 
     @staticmethod
-    def _unchanged(request: web.BaseRequest, etag: str, last_change: float) -> bool:
-        """Whether the client's validators name the current version (RFC 9110 §13.2.2)."""
+    def _unchanged(request: web.BaseRequest, etag: str, last_change: float, now: float) -> bool:
+        """Whether the client's validators name the current version (RFC 9110 §13.1).
+
+        If-None-Match wins over If-Modified-Since and compares weakly (``W/"x"`` matches
+        ``"x"``). An If-Modified-Since that is not a date, or lies after the simulated now
+        (a client sending its real clock), is ignored: 304 only when surely unchanged.
+        """
         headers = request.headers
         match = headers.get(hdrs.IF_NONE_MATCH)
         if match is not None:
-            return match.strip() == "*" or etag in (tag.strip() for tag in match.split(","))
+            tags = {tag.strip().removeprefix("W/") for tag in match.split(",")}
+            return "*" in tags or etag in tags
         since = headers.get(hdrs.IF_MODIFIED_SINCE)
         if since is not None:
             parsed = parsedate_tz(since)
-            return parsed is not None and last_change <= mktime_tz(parsed)
+            if parsed is None:
+                return False
+            stamp = mktime_tz(parsed)
+            return last_change <= stamp <= now
         return False
 
     @staticmethod

@@ -151,6 +151,10 @@ class GroundTruth:
             src, dst = src[keep], dst[keep]
         return src, dst
 
+    def sitemap(self, host: int, at: float) -> list[int]:
+        """The pages ``host``'s sitemaps list at ``at`` (live, not under ``/private/``)."""
+        return self.web.sitemap_pages(host, at)
+
     def robots_allowed(self, page: int) -> bool:
         """Whether a crawler obeying the host's robots.txt may fetch ``page``."""
         st = self.web.structure

@@ -263,10 +263,14 @@ class WebStructure:
         choices = html_before[child] - first_html[host]
         parent = html_ids[first_html[host] + (rng.random(child.size) * choices).astype(np.int64)]
 
-        # Home pages declare their host's first feed (<link rel="alternate">).
+        # Home pages declare their host's first feed (<link rel="alternate">); every feed's
+        # channel links back to its host's home page.
         feed_hosts = np.flatnonzero(self.feed_of_host >= 0)
-        src = np.concatenate([src, parent, self.home[feed_hosts]])
-        dst = np.concatenate([dst, child, self.feed_of_host[feed_hosts]])
+        feeds = np.flatnonzero((self.kind == Kind.RSS) | (self.kind == Kind.ATOM))
+        src = np.concatenate([src, parent, self.home[feed_hosts], feeds])
+        dst = np.concatenate(
+            [dst, child, self.feed_of_host[feed_hosts], self.home[self.host_of[feeds]]]
+        )
         keep = src != dst
         edges = np.sort(src[keep] * n + dst[keep])
         edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
@@ -431,6 +435,13 @@ class SimWeb:
         began = self.last_change(page, version)
         birth = self._birth
         return [t for t in targets if birth[t] <= began]
+
+    def sitemap_pages(self, host: int, at: float) -> list[int]:
+        """The pages a host's sitemaps list at ``at``: alive and not under ``/private/``."""
+        st, life = self.structure, self.lifecycles
+        start, stop = int(st.host_start[host]), int(st.host_start[host + 1])
+        listed = (life.birth[start:stop] <= at) & (at < life.death[start:stop])
+        return (start + np.flatnonzero(listed & ~st.private[start:stop])).tolist()
 
     def other_links(self, page: int) -> list[str]:
         """Links of ``page`` that lead to no page: the spider trap's calendar, a vanished host."""
