@@ -5,6 +5,7 @@ import json
 import signal
 import subprocess
 import sys
+from email.utils import parsedate_to_datetime
 
 import aiohttp
 from click.testing import CliRunner
@@ -74,13 +75,36 @@ def test_serve_in_another_process_answers_and_stops_on_sigint():
             aiohttp.ClientSession(connector=connector) as session,
             session.get(served.seed_urls[1]) as response,
         ):
-            return response.status, await response.read()
+            return response.status, response.headers, await response.read()
 
-    with SimWebProcess(settings, frozen=True) as served:
-        status, body = asyncio.run(fetch(served))
+    with SimWebProcess(settings, frozen=True, start_days=2) as served:
+        status, headers, body = asyncio.run(fetch(served))
         assert status == 200 and b"</html>" in body
+        frozen_at = settings.epoch + 2 * DAY
+        assert served.clock().now() == frozen_at
+        assert parsedate_to_datetime(headers["Date"]).timestamp() == frozen_at
         process = served.process
     assert process.returncode == 0
+
+
+def test_another_process_shares_the_servers_running_clock():
+    settings = SimWebSettings(hosts=2, pages=20, seed=6)
+
+    async def fetch(served):
+        connector = aiohttp.TCPConnector(resolver=served.resolver())
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.get(served.seed_urls[0]) as response,
+        ):
+            return response.headers["Date"]
+
+    with SimWebProcess(settings, speed=1.0, start_days=3) as served:
+        clock = served.clock()
+        served_at = parsedate_to_datetime(asyncio.run(fetch(served))).timestamp()
+        # Same simulated time in both processes, up to the HTTP date's one-second resolution
+        # and the time the request took (at speed 1, real seconds).
+        assert abs(served_at - clock.now()) < 3.0
+        assert served_at >= settings.epoch + 3 * DAY
 
 
 def test_serve_prints_its_port_and_seeds_and_stops_on_sigterm():

@@ -21,6 +21,7 @@ from xyleme.simweb import (
     GroundTruth,
     Kind,
     SimWeb,
+    SimWebResolver,
     SimWebServer,
     SimWebSettings,
 )
@@ -83,6 +84,14 @@ async def test_an_unknown_host_fails_like_dns(served):
         await get(session, "http://gone1.simweb.test/")
     with pytest.raises(aiohttp.ClientConnectorDNSError):
         await get(session, "http://example.com/")
+
+
+async def test_a_resolver_knowing_only_the_port_accepts_every_simulated_site():
+    resolver = SimWebResolver(8123)
+    (answer,) = await resolver.resolve("site12345.simweb.test", 80)
+    assert (answer["host"], answer["port"]) == ("127.0.0.1", 8123)
+    with pytest.raises(OSError):
+        await resolver.resolve("gone3.simweb.test", 80)
 
 
 async def test_the_server_works_as_an_http_proxy(served):

@@ -7,15 +7,16 @@ import dataclasses
 import json
 import signal
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import click
 
-from metadata.clock import AcceleratedClock
 from xyleme.cli import cli
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import DAY, SettingsError, SimWebSettings
+from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth
 from xyleme.simweb.web import SimWeb
 
@@ -86,6 +87,12 @@ def simweb() -> None:
     show_default=True,
     help="Start the clock this many simulated days after the web's epoch.",
 )
+@click.option(
+    "--anchor",
+    type=float,
+    help="Real Unix time at which the clock reads the start (default: now); "
+    "processes given the same anchor share one simulated time.",
+)
 @click.option("--frozen", is_flag=True, help="Freeze the clock: nothing changes, dies or appears.")
 @click.option("--precompute", is_flag=True, help="Render every live page before serving.")
 @click.option(
@@ -104,6 +111,7 @@ def serve(
     port,
     start_days,
     frozen,
+    anchor,
     precompute,
     as_json,
 ) -> None:
@@ -115,17 +123,20 @@ def serve(
     settings = _settings(hosts, pages, seed, settings_file, no_faults)
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
-    clock = AcceleratedClock(epoch=settings.epoch + start_days * DAY, speed=speed)
-    if frozen:
-        clock.freeze()
-    server = SimWebServer(settings, clock, port=port)
+    spec = ClockSpec(
+        epoch=settings.epoch + start_days * DAY,
+        speed=speed,
+        anchor=time.time() if anchor is None else anchor,
+        frozen=frozen,
+    )
+    server = SimWebServer(settings, shared_clock(spec), port=port)
     try:
-        asyncio.run(_serve(server, precompute, as_json))
+        asyncio.run(_serve(server, spec, precompute, as_json))
     except OSError as error:
         raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {error}") from error
 
 
-async def _serve(server: SimWebServer, precompute: bool, as_json: bool) -> None:
+async def _serve(server: SimWebServer, spec: ClockSpec, precompute: bool, as_json: bool) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -141,6 +152,7 @@ async def _serve(server: SimWebServer, precompute: bool, as_json: bool) -> None:
                         "proxy": server.proxy_url,
                         "seed_urls": server.seed_urls,
                         "hosts": server.web.host_names,
+                        "clock": spec.to_dict(),
                     }
                 )
             )

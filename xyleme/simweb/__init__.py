@@ -14,11 +14,13 @@ from xyleme.simweb.process import SimWebProcess
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
+from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth, UnknownURL
 from xyleme.simweb.web import DOMAIN, Fault, Kind, PageState, SimWeb
 
 __all__ = [
     "DOMAIN",
+    "ClockSpec",
     "Fault",
     "FaultSettings",
     "GroundTruth",
@@ -34,4 +36,5 @@ __all__ = [
     "SimWebSettings",
     "UnknownURL",
     "independent_lifecycles",
+    "shared_clock",
 ]

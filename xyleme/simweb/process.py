@@ -15,8 +15,10 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
+from metadata.clock import Clock
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
+from xyleme.simweb.timebase import ClockSpec, shared_clock
 
 
 class SimWebProcessError(RuntimeError):
@@ -34,6 +36,7 @@ class SimWebProcess:
         Simulated seconds per real second of the child's accelerated clock.
     frozen
         Freeze the child's clock at the web's epoch plus ``start_days`` (nothing changes).
+        Either way :meth:`clock` gives this process a clock reading the child's time.
     start_days
         Simulated days after the epoch at which the child's clock starts.
     precompute
@@ -60,6 +63,7 @@ class SimWebProcess:
         self.seed_urls: list[str] = []
         self.host_names: list[str] = []
         self._settings_file: Path | None = None
+        self.clock_spec: ClockSpec | None = None
 
     def __enter__(self) -> SimWebProcess:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -77,6 +81,7 @@ class SimWebProcess:
         started = json.loads(line)
         self.port, self.seed_urls = started["port"], started["seed_urls"]
         self.host_names = started["hosts"]
+        self.clock_spec = ClockSpec(**started["clock"])
         return self
 
     def __exit__(
@@ -110,6 +115,10 @@ class SimWebProcess:
     @property
     def proxy_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def clock(self) -> Clock:
+        """A clock in this process that reads the same simulated time as the server's."""
+        return shared_clock(self.clock_spec)
 
     def resolver(self) -> SimWebResolver:
         """A resolver for an aiohttp connector in this process."""

@@ -11,12 +11,14 @@ internet.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterable
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 LOOPBACK = "127.0.0.1"
+_SIMULATED_HOST = re.compile(r"site\d+\.simweb\.test")
 
 
 class SimWebResolver(AbstractResolver):
@@ -27,7 +29,8 @@ class SimWebResolver(AbstractResolver):
     port
         The port the simulated web's server listens on.
     hosts
-        The host names that exist (e.g. ``SimWeb.host_names``).
+        The host names that exist (e.g. ``SimWeb.host_names``); None accepts every
+        ``siteN.simweb.test`` (a process that knows only the port, e.g. the daemon of the demo).
 
     Examples
     --------
@@ -37,15 +40,16 @@ class SimWebResolver(AbstractResolver):
     8123
     """
 
-    def __init__(self, port: int, hosts: Iterable[str]) -> None:
+    def __init__(self, port: int, hosts: Iterable[str] | None = None) -> None:
         self.port = port
-        self.hosts = frozenset(name.lower() for name in hosts)
+        self.hosts = None if hosts is None else frozenset(name.lower() for name in hosts)
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         name = host.lower().rstrip(".")
-        if name not in self.hosts:
+        known = _SIMULATED_HOST.fullmatch(name) if self.hosts is None else name in self.hosts
+        if not known:
             raise socket.gaierror(socket.EAI_NONAME, f"simweb: no such host {host!r}")
         return [
             {
