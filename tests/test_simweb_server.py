@@ -20,11 +20,13 @@ from xyleme.simweb import (
     FaultSettings,
     GroundTruth,
     Kind,
+    Lifecycles,
     SimWeb,
     SimWebResolver,
     SimWebServer,
     SimWebSettings,
 )
+from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import http_date
 from xyleme.simweb.settings import DAY
 from xyleme.simweb.web import LastModified, Robots
@@ -579,3 +581,19 @@ async def test_unknown_paths_are_404_and_the_bare_address_lists_the_seeds(served
 def test_a_simweb_can_be_given_ready_made():
     web = SimWeb(SMALL)
     assert SimWebServer(web, ManualClock(0.0)).web is web
+
+
+async def test_a_lifecycle_model_can_make_soft_404s():
+    def soft_deaths_on_day_two(structure):
+        n, epoch = structure.page_count, structure.settings.epoch
+        death = np.where(structure.is_home, np.inf, epoch + 2 * DAY)
+        return Lifecycles(np.full(n, epoch), death, np.full(n, SOFT_404, dtype=np.int16))
+
+    settings = SimWebSettings(hosts=2, pages=30, seed=3).without_faults()
+    web = SimWeb(settings, lifecycle=soft_deaths_on_day_two)
+    clock = ManualClock(settings.epoch + 2 * DAY)
+    server = SimWebServer(web, clock)
+    async with server, aiohttp.ClientSession(connector=server.connector()) as session:
+        status, _, body = await get(session, web.url(5))
+    assert status == 200 and b"Page not found" in body
+    assert GroundTruth(web).page(5, clock.now()).state == "dead"
