@@ -262,3 +262,21 @@ def test_settings_round_trip_through_plain_values():
 def test_page_urls_are_already_canonical_for_the_metadata(web):
     for page in range(0, web.structure.page_count, 7):
         assert canonicalize_url(web.url(page)) == web.url(page)
+
+
+def test_the_link_graph_is_every_live_pages_links_at_that_time():
+    web = SimWeb(SimWebSettings(hosts=4, pages=500, seed=13))
+    truth = GroundTruth(web)
+    for days in (0, 9, 40):
+        at = web.settings.epoch + days * DAY
+        src, dst = truth.link_graph(at)
+        assert src.dtype == dst.dtype == np.int32
+        expected = [
+            (page, target)
+            for page in range(truth.page_count)
+            for target in truth.links(page, at).tolist()
+        ]
+        assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected
+        live_src, live_dst = truth.link_graph(at, alive_only=True)
+        assert truth.alive(at)[live_src].all() and truth.alive(at)[live_dst].all()
+        assert live_src.size == truth.alive(at)[dst].sum()

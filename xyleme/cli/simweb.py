@@ -12,13 +12,14 @@ from collections import Counter
 from pathlib import Path
 
 import click
+import numpy as np
 
 from xyleme.cli import cli
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import DAY, SettingsError, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth
-from xyleme.simweb.web import SimWeb
+from xyleme.simweb.web import Fault, Kind, SimWeb
 
 
 def _web_options(command):
@@ -205,21 +206,24 @@ def truth(hosts, pages, seed, settings_file, no_faults, days, at, as_json, outpu
 
 
 def _summary(ground: GroundTruth, at: float) -> str:
+    """A few lines of counts (vectorised: a 20 000-page web answers in about a second)."""
     web = ground.web
-    pages = [ground.page(p, at) for p in range(ground.page_count)]
-    kinds = Counter(p.kind for p in pages)
-    states = Counter(p.state for p in pages)
-    faults = Counter(p.fault for p in pages if p.fault != "none")
+    life = web.lifecycles
+    kinds = Counter(Kind(k).name for k in ground.kinds().tolist())
+    states = Counter(
+        np.where(at < life.birth, "unborn", np.where(at < life.death, "alive", "dead")).tolist()
+    )
+    faults = Counter(Fault(f).name.lower() for f in web.structure.fault.tolist() if f)
     src, _ = ground.link_graph(at)
-    changing = [p.changes_per_day for p in pages if p.change_rate > 0]
+    changing = ground.change_rates()[ground.change_rates() > 0] * DAY
+    low, high = (changing.min(), changing.max()) if changing.size else (0.0, 0.0)
     lines = [
         f"simweb seed {web.settings.seed} at {at:.0f} "
         f"({(at - web.settings.epoch) / DAY:g} days after the epoch)",
         f"hosts {web.settings.hosts}, pages {ground.page_count}, links {src.size}",
         "kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())),
         "states: " + ", ".join(f"{k} {n}" for k, n in sorted(states.items())),
-        f"changing pages {len(changing)}, λ per day from "
-        f"{min(changing, default=0):.3g} to {max(changing, default=0):.3g}",
+        f"changing pages {changing.size}, λ per day from {low:.3g} to {high:.3g}",
         "faults: " + (", ".join(f"{k} {n}" for k, n in sorted(faults.items())) or "none"),
     ]
     return "\n".join(lines)

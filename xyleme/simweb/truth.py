@@ -134,20 +134,26 @@ class GroundTruth:
         return np.array(self.web.links(page, self.web.version(page, at)), dtype=np.int32)
 
     def link_graph(self, at: float, *, alive_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The true link graph at ``at`` as (source, target) int32 arrays.
+        """The true link graph at ``at`` as (source, target) int32 arrays, sorted by source.
 
         Sources are the pages alive at ``at``; with ``alive_only`` the targets are too
-        (otherwise links to dead or unborn pages stay, as the pages hold them).
+        (otherwise links to dead or unborn pages stay, as the pages hold them). Pages whose
+        links never change are taken from the base graph at once; only the others are asked
+        one by one for their links at their current version.
         """
-        sources, targets = [], []
-        for page in np.flatnonzero(self.alive(at)).tolist():
+        st, alive = self.web.structure, self.alive(at)
+        sources = np.repeat(np.arange(st.page_count, dtype=np.int32), np.diff(st.link_offsets))
+        fixed = (alive & ~self.web.versioned_links)[sources]
+        src_parts, dst_parts = [sources[fixed]], [st.link_targets[fixed]]
+        for page in np.flatnonzero(alive & self.web.versioned_links).tolist():
             out = self.links(page, at)
-            sources.append(np.full(out.size, page, dtype=np.int32))
-            targets.append(out.astype(np.int32))
-        src = np.concatenate(sources) if sources else np.empty(0, dtype=np.int32)
-        dst = np.concatenate(targets) if targets else np.empty(0, dtype=np.int32)
+            src_parts.append(np.full(out.size, page, dtype=np.int32))
+            dst_parts.append(out)
+        src, dst = np.concatenate(src_parts), np.concatenate(dst_parts).astype(np.int32)
+        order = np.argsort(src, kind="stable")
+        src, dst = src[order], dst[order]
         if alive_only:
-            keep = self.alive(at)[dst]
+            keep = alive[dst]
             src, dst = src[keep], dst[keep]
         return src, dst
 

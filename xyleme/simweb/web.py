@@ -355,14 +355,16 @@ class SimWeb:
         self._death = self.lifecycles.death.tolist()
         self._relinks = self.structure.relinks.tolist()
         self._base_links: list[list[int] | None] = [None] * self.structure.page_count
-        self._late_targets = self._pages_linking_to_late_births()
+        self.versioned_links = self._pages_whose_links_depend_on_the_version()
+        self._late_targets = self.versioned_links.tolist()
+        self.versioned_links |= self.structure.relinks
 
-    def _pages_linking_to_late_births(self) -> list[bool]:
-        """Per page, whether one of its base links points to a page born after the epoch."""
+    def _pages_whose_links_depend_on_the_version(self) -> np.ndarray:
+        """Pages whose base links reach a page born after the epoch (shown once it exists)."""
         st = self.structure
         late = self.lifecycles.birth[st.link_targets] > self.settings.epoch
         sources = np.repeat(np.arange(st.page_count), np.diff(st.link_offsets))
-        return (np.bincount(sources[late], minlength=st.page_count) > 0).tolist()
+        return np.bincount(sources[late], minlength=st.page_count) > 0
 
     # -- names ---------------------------------------------------------------------------
     def _path(self, page: int) -> str:
