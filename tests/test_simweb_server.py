@@ -1,6 +1,7 @@
 """The simulated web over HTTP: hosts, determinism, changes, 304s, robots, sitemaps, XML, faults."""
 
 import asyncio
+import dataclasses
 import gzip
 import io
 import socket
@@ -241,6 +242,7 @@ async def test_robots_variants():
                 private = server.web.host_url(host) + "/private/1.html"
                 assert robots.can_fetch(private, "xyro") == (not st.disallow[host])
                 assert robots.can_fetch(server.web.host_url(host) + "/pages/2.html", "xyro")
+                assert not robots.can_fetch(server.web.host_url(host) + "/pages/2.html", "BadBot")
                 delay = robots.crawl_delay("xyro")
                 assert (
                     (delay == settings.crawl_delay_seconds)
@@ -597,3 +599,17 @@ async def test_a_lifecycle_model_can_make_soft_404s():
         status, _, body = await get(session, web.url(5))
     assert status == 200 and b"Page not found" in body
     assert GroundTruth(web).page(5, clock.now()).state == "dead"
+
+
+async def test_head_requests_and_a_tiny_body_cache_still_serve_the_right_bytes():
+    settings = dataclasses.replace(SMALL, cache_bytes=20_000)
+    clock = ManualClock(settings.epoch + DAY)
+    server = SimWebServer(settings, clock)
+    async with server, aiohttp.ClientSession(connector=server.connector()) as session:
+        urls = [server.web.url(p) for p in pages_where(server, True)[:40]]
+        first = [await get(session, url) for url in urls]
+        again = [await get(session, url) for url in urls]
+        assert [body for *_, body in first] == [body for *_, body in again]
+        async with session.head(urls[0]) as response:
+            assert response.status == 200 and await response.read() == b""
+            assert int(response.headers["Content-Length"]) == len(first[0][2])

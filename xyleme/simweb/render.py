@@ -223,11 +223,10 @@ class Renderer:
         st = self.web.structure
         if st.robots[host] != Robots.NORMAL:
             raise ValueError(f"host {host} serves no robots.txt body")
-        lines = ["User-agent: *"]
-        if st.disallow[host]:
-            lines.append("Disallow: /private/")
-        else:
-            lines.append("Disallow:")
+        # A group for another robot comes first: a crawler must pick the group that names it
+        # (or "*"), not the first one.
+        lines = ["User-agent: BadBot", "Disallow: /", "", "User-agent: *"]
+        lines.append("Disallow: /private/" if st.disallow[host] else "Disallow:")
         if st.crawl_delay[host]:
             lines.append(f"Crawl-delay: {self.web.settings.crawl_delay_seconds:g}")
         lines += ["", f"Sitemap: {self.web.host_url(host)}{SITEMAP_PATH}", ""]
