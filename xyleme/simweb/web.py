@@ -140,7 +140,26 @@ class _Sampler:
 
 
 class WebStructure:
-    """Everything about the web that is decided once from the seed (no time involved)."""
+    """Everything about the web that is decided once from the seed (no time involved).
+
+    Attributes
+    ----------
+    host_start, host_of, home, is_home
+        Pages of host *h* are ``host_start[h]:host_start[h+1]``; ``home[h]`` is its home page.
+    robots, crawl_delay, disallow, last_modified, trap, feed_of_host
+        Per host: :class:`Robots` variant, Crawl-delay or not, ``Disallow: /private/`` or
+        not, :class:`LastModified` policy, spider trap or not, first feed (-1: none).
+    kind, private, opaque_path, has_dtd, invalid, has_schema, has_xinclude, has_stylesheet
+        Per page: :class:`Kind` and the forms its document takes.
+    popularity, rate, relinks
+        Per page: the weight links follow, λ (changes per simulated second), and whether
+        its links change with its versions.
+    link_offsets, link_targets
+        The base link graph in CSR form (targets of page *i* are
+        ``link_targets[link_offsets[i]:link_offsets[i+1]]``).
+    fault, dead_host_link
+        Per page: its :class:`Fault`, and whether it links to a host that does not resolve.
+    """
 
     def __init__(self, settings: SimWebSettings) -> None:
         self.settings = settings
