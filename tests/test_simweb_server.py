@@ -39,10 +39,8 @@ SMALL = SimWebSettings(hosts=8, pages=600, seed=21)
 async def served():
     """A small web with every fault on, at one day after its epoch, and a client for it."""
     clock = ManualClock(SMALL.epoch + DAY)
-    async with SimWebServer(SMALL, clock) as server:
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
-            yield server, session, clock
+    async with SimWebServer(SMALL, clock) as server, server.client_session() as session:
+        yield server, session, clock
 
 
 async def get(session, url, **options):
@@ -118,10 +116,8 @@ async def test_same_seed_gives_byte_identical_pages_at_the_same_time(served):
     urls = [server.web.url(p) for p in pages_where(server, True)[::9]]
     first = [await get(session, url) for url in urls]
     other_clock = ManualClock(clock.now())
-    async with SimWebServer(SMALL, other_clock) as twin:
-        connector = aiohttp.TCPConnector(resolver=twin.resolver())
-        async with aiohttp.ClientSession(connector=connector) as twin_session:
-            second = [await get(twin_session, url) for url in urls]
+    async with SimWebServer(SMALL, other_clock) as twin, twin.client_session() as twin_session:
+        second = [await get(twin_session, url) for url in urls]
     assert [body for _, _, body in first] == [body for _, _, body in second]
     assert {kind for kind in server.web.structure.kind[pages_where(server, True)[::9]]} >= {0, 1}
 
@@ -190,8 +186,7 @@ async def test_lying_hosts_lie_about_last_modified():
     async with SimWebServer(settings, clock) as server:
         web = server.web
         policy_of = web.structure.last_modified[web.structure.host_of]
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
+        async with server.client_session() as session:
             for policy in (
                 LastModified.MISSING,
                 LastModified.ALWAYS_NOW,
@@ -222,8 +217,7 @@ async def test_robots_variants():
     )
     async with SimWebServer(settings, ManualClock(settings.epoch)) as server:
         st = server.web.structure
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
+        async with server.client_session() as session:
             seen = set()
             for host in range(20):
                 url = server.web.host_url(host) + "/robots.txt"
@@ -265,8 +259,7 @@ async def test_sitemaps_list_the_live_public_pages_and_big_hosts_get_an_index():
     clock = ManualClock(settings.epoch + 20 * DAY)
     async with SimWebServer(settings, clock) as server:
         web, truth = server.web, GroundTruth(server.web)
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
+        async with server.client_session() as session:
             for host in range(3):
                 _, _, body = await get(session, web.host_url(host) + "/sitemap.xml")
                 root = etree.fromstring(body)
@@ -460,8 +453,7 @@ async def test_each_fault_kind_is_served_at_its_configured_rate():
     clock = ManualClock(FAULTY.epoch)
     async with SimWebServer(FAULTY, clock) as server:
         web = server.web
-        connector = aiohttp.TCPConnector(resolver=server.resolver(), limit=32)
-        async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as session:
+        async with server.client_session(auto_decompress=False) as session:
             responses = await asyncio.gather(
                 *(get(session, web.url(p)) for p in range(web.structure.page_count))
             )
@@ -489,7 +481,7 @@ async def test_each_fault_kind_is_served_at_its_configured_rate():
 async def test_redirects_chain_and_loop():
     async with SimWebServer(FAULTY, ManualClock(FAULTY.epoch)) as server:
         web, st = server.web, server.web.structure
-        async with aiohttp.ClientSession(connector=server.connector()) as session:
+        async with server.client_session() as session:
             plain = int(np.flatnonzero(st.fault == Fault.REDIRECT)[0])
             async with session.get(web.url(plain)) as response:
                 assert response.status == 200 and len(response.history) == 1
@@ -505,8 +497,7 @@ async def test_redirects_chain_and_loop():
 async def test_slow_pages_answer_only_after_their_delay():
     async with SimWebServer(FAULTY, ManualClock(FAULTY.epoch)) as server:
         slow = int(np.flatnonzero(server.web.structure.fault == Fault.SLOW)[0])
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector) as session:
+        async with server.client_session() as session:
             loop = asyncio.get_running_loop()
             started = loop.time()
             status, _, _ = await get(session, server.web.url(slow))
@@ -516,8 +507,7 @@ async def test_slow_pages_answer_only_after_their_delay():
 async def test_the_gzip_bomb_inflates_far_beyond_its_size():
     async with SimWebServer(FAULTY, ManualClock(FAULTY.epoch)) as server:
         bomb = int(np.flatnonzero(server.web.structure.fault == Fault.GZIP_BOMB)[0])
-        connector = aiohttp.TCPConnector(resolver=server.resolver())
-        async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as session:
+        async with server.client_session(auto_decompress=False) as session:
             _, headers, body = await get(session, server.web.url(bomb))
     assert headers["Content-Encoding"] == "gzip" and len(body) < (1 << 20)
     assert len(gzip.decompress(body)) == FAULTY.faults.gzip_bomb_bytes
@@ -595,7 +585,7 @@ async def test_a_lifecycle_model_can_make_soft_404s():
     web = SimWeb(settings, lifecycle=soft_deaths_on_day_two)
     clock = ManualClock(settings.epoch + 2 * DAY)
     server = SimWebServer(web, clock)
-    async with server, aiohttp.ClientSession(connector=server.connector()) as session:
+    async with server, server.client_session() as session:
         status, _, body = await get(session, web.url(5))
     assert status == 200 and b"Page not found" in body
     assert GroundTruth(web).page(5, clock.now()).state == "dead"
@@ -605,7 +595,7 @@ async def test_head_requests_and_a_tiny_body_cache_still_serve_the_right_bytes()
     settings = dataclasses.replace(SMALL, cache_bytes=20_000)
     clock = ManualClock(settings.epoch + DAY)
     server = SimWebServer(settings, clock)
-    async with server, aiohttp.ClientSession(connector=server.connector()) as session:
+    async with server, server.client_session() as session:
         urls = [server.web.url(p) for p in pages_where(server, True)[:40]]
         first = [await get(session, url) for url in urls]
         again = [await get(session, url) for url in urls]

@@ -223,6 +223,13 @@ class SimWebServer:
         """An aiohttp connector that reaches the simulated hosts (``options`` go to it)."""
         return aiohttp.TCPConnector(resolver=self.resolver(), **options)
 
+    def client_session(self, **options) -> aiohttp.ClientSession:
+        """A client session that reaches the simulated hosts (``options`` go to the session).
+
+        Call it inside a running event loop, and close it (``async with``) when done.
+        """
+        return aiohttp.ClientSession(connector=self.connector(), **options)
+
     def precompute(self) -> int:
         """Render the current version of every live page now, so serving it costs no rendering.
 
