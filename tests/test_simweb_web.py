@@ -280,3 +280,10 @@ def test_the_link_graph_is_every_live_pages_links_at_that_time():
         live_src, live_dst = truth.link_graph(at, alive_only=True)
         assert truth.alive(at)[live_src].all() and truth.alive(at)[live_dst].all()
         assert live_src.size == truth.alive(at)[dst].sum()
+
+
+def test_a_lifecycle_model_must_give_whole_seconds_and_deaths_after_births():
+    with pytest.raises(ValueError, match="whole seconds"):
+        Lifecycles(np.array([0.5]), np.array([np.inf]), np.array([404]))
+    with pytest.raises(ValueError, match="after it is born"):
+        Lifecycles(np.array([10.0]), np.array([10.0]), np.array([404]))

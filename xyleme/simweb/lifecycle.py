@@ -41,6 +41,9 @@ class Lifecycles:
             raise ValueError("birth, death and dead_status must have one entry per page")
         if np.any(self.death <= self.birth):
             raise ValueError("a page must die after it is born")
+        finite_deaths = self.death[np.isfinite(self.death)]
+        if np.any(self.birth % 1) or np.any(finite_deaths % 1):
+            raise ValueError("births and deaths must be whole seconds (HTTP dates are)")
 
 
 class LifecycleModel(Protocol):
