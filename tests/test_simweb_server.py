@@ -603,3 +603,23 @@ async def test_head_requests_and_a_tiny_body_cache_still_serve_the_right_bytes()
         async with session.head(urls[0]) as response:
             assert response.status == 200 and await response.read() == b""
             assert int(response.headers["Content-Length"]) == len(first[0][2])
+
+
+async def test_every_kind_of_document_can_carry_a_link_to_a_vanished_host():
+    settings = SimWebSettings(
+        hosts=3, pages=400, seed=2, faults=FaultSettings(dead_host_link_fraction=0.5)
+    )
+    clock = ManualClock(settings.epoch)
+    server = SimWebServer(settings, clock)
+    truth = GroundTruth(server.web)
+    async with server, server.client_session() as session:
+        forms = set()
+        for page in np.flatnonzero(server.web.structure.dead_host_link).tolist():
+            expected = truth.page(page, clock.now())
+            if expected.fault != "none" or expected.state != "alive":
+                continue
+            _, _, body = await get(session, server.web.url(page))
+            assert page_links(server, page, body)[1] == expected.other_links
+            if expected.other_links:
+                forms.add((expected.kind, expected.has_dtd))
+    assert forms == {("HTML", False), ("XML", False), ("XML", True)}

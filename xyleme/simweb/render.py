@@ -145,10 +145,8 @@ class Renderer:
             prolog += f'<?xml-stylesheet type="text/xsl" href="{STYLESHEET_PATH}"?>\n'
         paras = "\n".join(f"<para>{p}</para>" for p in paragraphs)
         if st.has_dtd[page]:
-            items = "\n".join(
-                f'<item xlink:href="{self._href(host, t)}">{self._anchor(t)}</item>'
-                for t in targets
-            )
+            hrefs = [self._href(host, t) for t in targets] + web.other_links(page)
+            items = "\n".join(f'<item xlink:href="{href}">See {href}</item>' for href in hrefs)
             rogue = "<unexpected/>\n" if st.invalid[page] else ""
             doc = (
                 f'{prolog}<!DOCTYPE catalog SYSTEM "{DTD_PATH}" [\n'
