@@ -265,17 +265,22 @@ class Daemon:
     # ------------------------------------------------------------------ periodic jobs
 
     def checkpoint(self) -> None:
-        """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``.
+        """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``."""
+        self._write_checkpoint(self.opic.snapshot(), self.live_status())
 
-        Runs on the event loop (OPIC is fed there and is not thread-safe).
-        """
+    def _write_checkpoint(self, opic_snapshot: bytes, live: dict[str, Any]) -> None:
+        """Write a checkpoint taken on the loop (may run in a thread: it owns its OPIC copy)."""
         save_clock(self.md, self.clock)
-        self.opic.checkpoint(self.md, self.config.opic.checkpoint_key)
-        save_live_status(self.md, self.live_status())
+        OPIC.from_snapshot(opic_snapshot).checkpoint(self.md, self.config.opic.checkpoint_key)
+        save_live_status(self.md, live)
 
     async def _checkpoint_job(self) -> None:
+        """The periodic checkpoint: state captured on the loop in milliseconds (OPIC is fed
+        there and is not thread-safe), written in a thread so fetching never waits for it."""
         try:
-            self.checkpoint()
+            await asyncio.to_thread(
+                self._write_checkpoint, self.opic.snapshot(), self.live_status()
+            )
         except sqlite3.OperationalError as error:
             self.stop(f"cannot write the checkpoint: {error}")
 
