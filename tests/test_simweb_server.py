@@ -549,6 +549,10 @@ async def test_the_spider_trap_is_an_endless_calendar(served):
         next_month = html.fromstring(body).xpath("//li[2]/a/@href")[0]
         url = urljoin(url, next_month)
     assert len(seen) == 30
+    trap = web.host_url(trap_host)
+    assert (await get(session, trap + "/calendar/2024/02/29/"))[0] == 200
+    for impossible in ("/calendar/2026/02/29/", "/calendar/2026/13/", "/calendar/0000/01/"):
+        assert (await get(session, trap + impossible))[0] == 404
 
 
 async def test_a_link_to_a_vanished_host_fails_to_resolve(served):
