@@ -287,3 +287,16 @@ def test_a_lifecycle_model_must_give_whole_seconds_and_deaths_after_births():
         Lifecycles(np.array([0.5]), np.array([np.inf]), np.array([404]))
     with pytest.raises(ValueError, match="after it is born"):
         Lifecycles(np.array([10.0]), np.array([10.0]), np.array([404]))
+
+
+def test_versions_and_last_changes_for_every_page_at_once(web):
+    truth = GroundTruth(web)
+    at = web.settings.epoch + 12 * DAY
+    versions, began = truth.versions(at), truth.last_changes(at)
+    for page in range(0, truth.page_count, 97):
+        changes = truth.change_times(page, at)
+        assert versions[page] == len(changes)
+        if web.lifecycles.birth[page] > at:
+            assert np.isnan(began[page])
+        else:
+            assert began[page] == (changes[-1] if changes else web.lifecycles.birth[page])
