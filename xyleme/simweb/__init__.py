@@ -10,7 +10,7 @@ Only the CLI, the demo, the tests and the benchmarks import it; the daemon never
 """
 
 from xyleme.simweb.lifecycle import LifecycleModel, Lifecycles, independent_lifecycles
-from xyleme.simweb.process import SimWebProcess
+from xyleme.simweb.process import SimWebProcess, SimWebProcessError
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
@@ -31,6 +31,7 @@ __all__ = [
     "SettingsError",
     "SimWeb",
     "SimWebProcess",
+    "SimWebProcessError",
     "SimWebResolver",
     "SimWebServer",
     "SimWebSettings",
