@@ -300,3 +300,29 @@ def test_versions_and_last_changes_for_every_page_at_once(web):
             assert np.isnan(began[page])
         else:
             assert began[page] == (changes[-1] if changes else web.lifecycles.birth[page])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"hosts": 1, "pages": 1},
+        {"hosts": 2, "pages": 50, "xml_fraction": 0.0},
+        {"hosts": 2, "pages": 50, "xml_fraction": 1.0, "feed_fraction": 1.0},
+        {"hosts": 2, "pages": 50, "mean_out_degree": 0.0},
+        {"hosts": 5, "pages": 100, "intra_host_fraction": 0.0, "never_change_fraction": 1.0},
+        {
+            "hosts": 5,
+            "pages": 100,
+            "faults": FaultSettings(dying_fraction=1.0, new_page_fraction=1.0),
+        },
+    ],
+)
+def test_extreme_settings_still_make_a_web(values):
+    web = SimWeb(SimWebSettings(**values))
+    truth, renderer = GroundTruth(web), Renderer(web)
+    at = web.settings.epoch + 40 * DAY
+    for page in range(truth.page_count):
+        assert renderer.page(page, web.version(page, at))
+    src, _ = truth.link_graph(at)
+    assert len(truth.to_json(at)["pages"]) == truth.page_count
+    assert src.size <= web.structure.link_targets.size + 10 * truth.page_count

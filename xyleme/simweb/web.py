@@ -292,7 +292,7 @@ class WebStructure:
         )
         keep = src != dst
         edges = np.sort(src[keep] * n + dst[keep])
-        edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
+        edges = edges[np.concatenate([edges[:1] == edges[:1], edges[1:] != edges[:-1]])]
         src, dst = edges // n, edges % n
         self.link_offsets = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
         self.link_targets = dst.astype(np.int32)
