@@ -16,7 +16,7 @@ from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth, UnknownURL
-from xyleme.simweb.web import DOMAIN, Fault, Kind, PageState, SimWeb
+from xyleme.simweb.web import DOMAIN, Fault, Kind, LastModified, PageState, Robots, SimWeb
 
 __all__ = [
     "DOMAIN",
@@ -25,9 +25,11 @@ __all__ = [
     "FaultSettings",
     "GroundTruth",
     "Kind",
+    "LastModified",
     "LifecycleModel",
     "Lifecycles",
     "PageState",
+    "Robots",
     "SettingsError",
     "SimWeb",
     "SimWebProcess",
