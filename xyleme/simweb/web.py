@@ -67,10 +67,6 @@ class Kind(enum.IntEnum):
     RSS = 2
     ATOM = 3
 
-    @property
-    def is_xml(self) -> bool:
-        return self is not Kind.HTML
-
 
 class Fault(enum.IntEnum):
     """The one fault (or none) a page has on every request."""
