@@ -40,7 +40,7 @@ def test_values_are_read_and_ints_widen_to_floats(tmp_path):
         ({"nonsense": {}}, r"unknown section \[nonsense\]"),
         ({"bandwidth": {"g": 1}}, r"unknown key 'g' in \[bandwidth\]"),
         ({"bandwidth": {"G": "lots"}}, r"\[bandwidth\] G must be a number, got 'lots'"),
-        ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta must lie in \[0, 1\]"),
+        ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta must lie in \[0, 1\)"),
         ({"metadata": {"cache_mb": 1.5}}, r"\[metadata\] cache_mb must be an integer"),
         ({"daemon": {"scope": "a.test"}}, r"\[daemon\] scope must be a list of a string"),
         ({"clock": 3}, r"clock must be a \[clock\] table"),

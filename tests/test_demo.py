@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from xyleme.cli import cli
-from xyleme.demo import READ_DAYS, choose_plan
+from xyleme.demo import READ_DAYS, REFRESH_SHARE, choose_plan
 
 
 def test_the_plan_reads_the_web_in_the_first_days_and_refreshes_within_capacity():
@@ -22,7 +22,7 @@ def test_the_plan_reads_the_web_in_the_first_days_and_refreshes_within_capacity(
 def test_a_given_speed_is_kept_and_g_follows_the_capacity():
     plan = choose_plan(pages=1_000, hosts=3, days=5, capacity=100.0, speed=86_400.0)
     assert plan.speed == 86_400.0
-    assert plan.G == 50.0  # half of the 100 pages a simulated day allows
+    assert plan.G == REFRESH_SHARE * 100.0  # a share of the 100 pages a simulated day allows
 
 
 @pytest.mark.slow

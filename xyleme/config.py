@@ -30,10 +30,19 @@ from typing import Any
 
 from metadata import MetadataSettings
 from ranking.opic_settings import OPICSettings
+from refresh.settings import RefreshSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
 CONFIG_FILE = "xyleme.toml"
+
+LINKED: dict[tuple[str, str], tuple[str, str]] = {
+    ("refresh", "time_unit_s"): ("clock", "time_unit"),
+    ("refresh", "bandwidth_per_unit"): ("bandwidth", "G"),
+    ("refresh", "discovery_share"): ("bandwidth", "theta"),
+}
+"""Keys of a component's settings that one section sets for all (``[bandwidth] G`` is the
+refresh policy's ``bandwidth_per_unit``): refused in the component's own section, copied in."""
 
 
 class ConfigError(ValueError):
@@ -51,6 +60,13 @@ class Config:
     metadata: MetadataSettings = field(default_factory=MetadataSettings)
     crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
     opic: OPICSettings = field(default_factory=OPICSettings)
+    refresh: RefreshSettings = field(default_factory=RefreshSettings)
+
+    def __post_init__(self) -> None:
+        for (section, key), (source, source_key) in LINKED.items():
+            value = getattr(getattr(self, source), source_key)
+            linked = dataclasses.replace(getattr(self, section), **{key: value})
+            object.__setattr__(self, section, linked)
 
     def replace(self, section: str, **values: Any) -> Config:
         """A copy with some keys of one section changed (validated like a file's values)."""
@@ -102,6 +118,9 @@ def _build(section: str, values: Mapping[str, Any], source: str) -> Any:
     names = [item.name for item in dataclasses.fields(cls)]
     kwargs = {}
     for key, value in values.items():
+        if (section, key) in LINKED:
+            owner, owner_key = LINKED[section, key]
+            raise ConfigError(f"{source}: [{section}] {key} is set by [{owner}] {owner_key}")
         if key not in hints:
             raise ConfigError(
                 f"{source}: unknown key {key!r} in [{section}] (known: {', '.join(names)})"
@@ -149,7 +168,32 @@ def field_doc(cls: type, name: str) -> str:
     for item in dataclasses.fields(cls):
         if item.name == name and "doc" in item.metadata:
             return item.metadata["doc"]
-    return _attribute_docstrings(cls).get(name, "")
+    return _attribute_docstrings(cls).get(name) or _numpydoc_attributes(cls).get(name, "")
+
+
+@functools.cache
+def _numpydoc_attributes(cls: type) -> dict[str, str]:
+    """The entries of the class docstring's numpydoc ``Attributes`` section.
+
+    An entry may name several attributes (``a, b, c``); they share its description.
+    """
+    doc = inspect.getdoc(cls) or ""
+    if "Attributes\n----------\n" not in doc:
+        return {}
+    section = doc.split("Attributes\n----------\n", 1)[1]
+    docs: dict[str, str] = {}
+    names: list[str] = []
+    for line in section.splitlines():
+        if line and not line.startswith(" "):
+            if line.endswith("---"):  # the next section's underline: we are past ours
+                break
+            names = [name.strip() for name in line.split(":")[0].split(",")]
+            for name in names:
+                docs[name] = ""
+        elif line.strip():
+            for name in names:
+                docs[name] = f"{docs[name]} {line.strip()}".strip()
+    return docs
 
 
 @functools.cache
@@ -179,6 +223,7 @@ def as_dict(config: Config) -> dict[str, dict[str, Any]]:
         name: {
             item.name: _plain(getattr(getattr(config, name), item.name))
             for item in dataclasses.fields(cls)
+            if (name, item.name) not in LINKED
         }
         for name, cls in sections().items()
     }

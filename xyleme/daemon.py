@@ -24,7 +24,7 @@ import logging
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,16 +36,19 @@ from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
+from refresh.report import ScheduleReport, schedule_report
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
-from xyleme.crawler import Crawler, Level, Scope
+from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
 from xyleme.lock import DaemonLock
 from xyleme.status import restore_clock, save_clock, save_live_status
 
 log = logging.getLogger(__name__)
 
 DATABASE = "metadata.db"
+POLICY_FIGURES = ("S", "K", "omega", "obsolescence", "due_now", "refreshed_pages")
+"""The refresh policy's figures kept for ``xyleme status`` and the demo."""
 
 
 class DaemonStopped(RuntimeError):
@@ -90,9 +93,14 @@ class Daemon:
         self.md: Metadata | None = None
         self.paused = False
         self.passes: dict[str, float | None] = {"refresh": None, "ranking": None}
+        self.policy: dict[str, float] = {}
+        self.refreshes_per_unit: list[int] = []
+        self.obsolescence_history: list[tuple[float, float, float]] = []
+        self._refreshes = 0
         self.failure: str | None = None
         self._stop: asyncio.Event | None = None
         self._scheduler: AsyncIOScheduler | None = None
+        self._running_jobs: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ life cycle
 
@@ -150,8 +158,7 @@ class Daemon:
                     self.start_fetching()
                 await self._stop.wait()
             finally:
-                if self._scheduler is not None:
-                    self._scheduler.shutdown(wait=False)
+                await self._stop_scheduler()
                 await self.stop_fetching()
                 self.close()
         if self.failure is not None:
@@ -192,15 +199,44 @@ class Daemon:
         settings = self.config.daemon
         scheduler = AsyncIOScheduler()
         jobs = [
+            (self.refresh_scan, self._real_seconds(1.0)),
             (self._checkpoint_job, settings.checkpoint_seconds),
             (self.poll_commands, settings.command_poll),
         ]
         if self.stop_at is not None:
             jobs.append((self._check_stop_at, min(0.1, settings.command_poll)))
         for job, seconds in jobs:
-            scheduler.add_job(job, "interval", seconds=seconds, max_instances=1, coalesce=True)
+            scheduler.add_job(
+                self._run_job,
+                "interval",
+                args=[job],
+                seconds=seconds,
+                max_instances=1,
+                coalesce=True,
+                id=job.__name__,
+            )
         scheduler.start()
         return scheduler
+
+    async def _run_job(self, job: Callable[[], Awaitable[None]]) -> None:
+        """Run one periodic job; a stop lets it finish (it may be writing in a thread)."""
+        task = asyncio.current_task()
+        self._running_jobs.add(task)
+        try:
+            await job()
+        except Exception:
+            log.exception("periodic job %s failed (it runs again at its next time)", job.__name__)
+        finally:
+            self._running_jobs.discard(task)
+
+    async def _stop_scheduler(self) -> None:
+        """No new job starts; the running ones finish before the metadata is closed."""
+        if self._scheduler is None:
+            return
+        self._scheduler.pause()
+        await asyncio.gather(*self._running_jobs, return_exceptions=True)
+        self._scheduler.shutdown(wait=False)
+        self._scheduler = None
 
     def _real_seconds(self, time_units: float) -> float:
         """Real seconds between two runs of a job that comes every ``time_units``."""
@@ -221,10 +257,16 @@ class Daemon:
         return opic
 
     def _listen_to_fetches(self) -> None:
-        """OPIC credits every committed fetch, failures included (their cash goes back)."""
+        """OPIC credits every committed fetch, failures included (their cash goes back); the
+        refreshes of the current time unit are counted."""
         credit = FetchListener(self.opic, self.md)
         for signal_ in (signals.page_fetched, signals.page_failed, signals.page_dead):
             self.crawler.signals.connect(signal_, lambda event: credit(event.result))
+        self.crawler.signals.connect(signals.page_fetched, self._count_refresh)
+
+    def _count_refresh(self, event: CrawlEvent) -> None:
+        if event.level == Level.REFRESH:
+            self._refreshes += 1
 
     # ------------------------------------------------------------------ fetching
 
@@ -264,6 +306,81 @@ class Daemon:
 
     # ------------------------------------------------------------------ periodic jobs
 
+    async def refresh_scan(self) -> None:
+        """The refresh pass of one time unit (paper §6.5–6.6).
+
+        λ is estimated from every page's observations, the sqrt(r·λ) policy gives each page
+        its next refresh, and the unit's work goes to the crawler: the due refreshes and
+        retries (level 1), θ·G unread pages by OPIC cash (level 2), DEAD re-checks (level 4).
+        The heavy part runs in a thread; only queueing touches the loop.
+        """
+        now = self.clock.now()
+        report, obsolescence = await asyncio.to_thread(self._plan_refreshes, now, self.opic.cash())
+        plan = report.plan
+        batches = (
+            (plan.refresh, Level.REFRESH, plan.refresh_scores),
+            (plan.retry, Level.REFRESH, np.zeros(len(plan.retry))),
+            (plan.discovery, Level.DISCOVERY, plan.discovery_scores),
+            (plan.background, Level.BACKGROUND, np.zeros(len(plan.background))),
+        )
+        for url_ids, level, scores in batches:
+            for count, (url_id, score) in enumerate(
+                zip(url_ids.tolist(), scores.tolist(), strict=True)
+            ):
+                self.crawler.submit(url_id, level, score)
+                if count % 256 == 255:
+                    await asyncio.sleep(0)  # a URL lookup each: let the fetchers run between
+        self.refreshes_per_unit.append(self._refreshes)
+        self._refreshes = 0
+        self.passes["refresh"] = now
+        self.policy = {**report.summary(), "obsolescence": obsolescence}
+        self.obsolescence_history.append((now, obsolescence, self.policy["omega"]))
+        log.info(
+            "refresh pass: %d due, %d retries, %d discoveries, %d re-checks; S %.4g, K %.4g, "
+            "Ω(G) %.4g, obsolescence now %.4g",
+            len(plan.refresh),
+            len(plan.retry),
+            len(plan.discovery),
+            len(plan.background),
+            self.policy["S"],
+            self.policy["K"],
+            self.policy["omega"],
+            self.policy["obsolescence"],
+        )
+
+    def _plan_refreshes(self, now: float, cash: np.ndarray) -> tuple[ScheduleReport, float]:
+        """In a thread: the schedule from the metadata, its λ and next refreshes stored, and
+        the repository's current obsolescence Σ r·λ·(now − last read) over the refreshed
+        pages (eq. 21), the quantity whose time average the policy keeps at Ω(G)."""
+        md = self.md
+        view = md.refresh_view()
+        history = md.observation_history()
+        ids = view["id"]
+        aligned_cash = np.zeros(len(ids))
+        held = ids < len(cash)
+        aligned_cash[held] = cash[ids[held]]
+        hosts = [urlsplit(url).hostname or "" for url in md.urls_of(ids.tolist())]
+        report = schedule_report(
+            view,
+            history,
+            now,
+            self.config.refresh,
+            units=1,
+            host_keys=np.unique(np.array(hosts, dtype=str), return_inverse=True)[1].ravel(),
+            opic_cash=aligned_cash,
+        )
+        estimated = ~np.isin(report.method, ["prior", "stored"])
+        if estimated.any():
+            md.set_scores("change_rate", ids[estimated], report.change_rate[estimated])
+        md.set_scores("next_refresh", ids, report.next_refresh)
+        for url_id in report.plan.make_dead.tolist():
+            failures = self.config.refresh.max_failures
+            md.set_type(url_id, PageType.DEAD, f"{failures} failed fetches in a row")
+        refreshed = np.isfinite(report.interval_units)
+        age = np.maximum(now - view["last_access"][refreshed], 0.0)
+        weight = report.r[refreshed] * report.change_rate[refreshed]
+        return report, float((weight * age).sum())
+
     def checkpoint(self) -> None:
         """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``."""
         self._write_checkpoint(self.opic.snapshot(), self.live_status())
@@ -295,10 +412,12 @@ class Daemon:
             "errors": crawl["errors"],
             "last_refresh": self.passes["refresh"],
             "last_ranking": self.passes["ranking"],
+            "refreshes_last_unit": self.refreshes_per_unit[-1] if self.refreshes_per_unit else None,
             "policy": {
                 "G": self.config.bandwidth.G,
                 "theta": self.config.bandwidth.theta,
                 "time_unit": self.config.clock.time_unit,
+                **{key: self.policy[key] for key in POLICY_FIGURES if key in self.policy},
             },
         }
 

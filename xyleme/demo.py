@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 READ_DAYS = 3.0
 """Simulated days in which the demo wants the whole web read once (then refreshes show)."""
-REFRESH_SHARE = 0.5
+REFRESH_SHARE = 0.8
 """Share of the measured capacity per day given to the refresh policy as G (headroom)."""
 MAX_SPEED = 86_400.0
 CALIBRATION_SECONDS = 3.0
@@ -210,7 +210,27 @@ def top_pages(md: Metadata, column: str, page_type: PageType, count: int = 5) ->
     return list(zip(values[best].tolist(), urls, strict=True))
 
 
-def summary(repository: Path, plan: DemoPlan, truth: GroundTruth, at: float) -> str:
+def policy_lines(daemon: Daemon, plan: DemoPlan) -> list[str]:
+    """Obsolescence against Ω(G) and refreshes per unit against G_r, over the run's second half
+    (the first one is the discovery of the web)."""
+    history = daemon.obsolescence_history
+    late = history[len(history) // 2 :]
+    if not late:
+        return ["  obsolescence: no refresh pass ran (the run was shorter than a time unit)"]
+    measured = float(np.mean([obsolescence for _, obsolescence, _ in late]))
+    optimum = float(np.mean([omega for _, _, omega in late]))
+    refreshes = daemon.refreshes_per_unit[len(daemon.refreshes_per_unit) // 2 :]
+    g_r = plan.G * (1 - plan.theta)
+    return [
+        f"  obsolescence (Σ r·λ·age, second half): {measured:.4g} on average,"
+        f" optimum Ω(G) = S²/(2·G_r) = {optimum:.4g} (ratio {measured / optimum:.2f})",
+        f"  refreshes per day (second half): {np.mean(refreshes):.0f} for G_r = {g_r:.0f}",
+    ]
+
+
+def summary(
+    repository: Path, plan: DemoPlan, truth: GroundTruth, at: float, policy: list[str]
+) -> str:
     """The closing report: what was read, how fresh it is, how well λ was learnt, the top pages."""
     with Metadata.open(repository / "metadata.db", readonly=True) as md:
         counts = md.count_by_type()
@@ -228,6 +248,7 @@ def summary(repository: Path, plan: DemoPlan, truth: GroundTruth, at: float) -> 
         "  pages: " + ", ".join(f"{count} {kind.value}" for kind, count in counts.items() if count),
         f"  freshness: {fresh:.1%} of {scored} pages read are current"
         f" (G = {plan.G:.0f}/day for {plan.pages} pages)",
+        *policy,
         "  λ estimates: "
         + (
             f"median relative error {error:.0%} against the simulated web's truth"
@@ -258,8 +279,9 @@ async def run_demo(
     repository: Path,
     show: Callable[[dict], None],
     every: float,
-) -> float:
-    """Serve the web, run the daemon for ``plan.days``; returns the simulated end time."""
+) -> tuple[float, list[str]]:
+    """Serve the web, run the daemon for ``plan.days``; the simulated end time and the
+    policy's lines of the summary."""
     config = plan.config()
     (repository / "xyleme.toml").write_text(as_toml(config), encoding="utf-8")
     with SimWebProcess(settings, speed=plan.speed) as web:
@@ -279,4 +301,4 @@ async def run_demo(
             await daemon.run()
         finally:
             progress.cancel()
-        return clock.now()
+        return clock.now(), policy_lines(daemon, plan)

@@ -43,8 +43,8 @@ class BandwidthSettings:
     def __post_init__(self) -> None:
         if not self.G > 0:
             raise ValueError("G must be positive")
-        if not 0.0 <= self.theta <= 1.0:
-            raise ValueError("theta must lie in [0, 1]")
+        if not 0.0 <= self.theta < 1.0:
+            raise ValueError("theta must lie in [0, 1): refreshes get (1 − θ)·G")
 
 
 @dataclass(frozen=True, slots=True)

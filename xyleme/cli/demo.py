@@ -74,10 +74,10 @@ def demo(days: float, pages: int, speed: float | None, directory: Path | None) -
             def show(facts: dict) -> None:
                 live.update(live_panel(facts), refresh=True)
 
-            end = asyncio.run(run_demo(plan, settings, repository, show, every=0.25))
+            end, policy = asyncio.run(run_demo(plan, settings, repository, show, every=0.25))
     else:
-        end = asyncio.run(run_demo(plan, settings, repository, _plain_printer(), every=1.0))
-    click.echo(summary(repository, plan, GroundTruth(SimWeb(settings)), end))
+        end, policy = asyncio.run(run_demo(plan, settings, repository, _plain_printer(), every=1.0))
+    click.echo(summary(repository, plan, GroundTruth(SimWeb(settings)), end, policy))
 
 
 def _plain_printer():
