@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 READ_DAYS = 3.0
 """Simulated days in which the demo wants the whole web read once (then refreshes show)."""
-REFRESH_SHARE = 0.8
+REFRESH_SHARE = 0.5
 """Share of the measured capacity per day given to the refresh policy as G (headroom)."""
 MAX_SPEED = 86_400.0
 CALIBRATION_SECONDS = 3.0
@@ -68,13 +68,19 @@ class DemoPlan:
     theta: float
 
     def config(self) -> Config:
-        """The repository's configuration for this plan."""
+        """The repository's configuration for this plan.
+
+        The crawler scouts at most twice a host's share of the pages on each host: the
+        simulated web has a spider trap (an endless calendar) whose pages would otherwise
+        join the refresh set without end and dilute G.
+        """
+        budget = 2 * math.ceil(self.pages / self.hosts)
         return (
             Config()
             .replace("clock", speed=self.speed)
             .replace("bandwidth", G=self.G, theta=self.theta)
             .replace("daemon", scope=[DOMAIN], checkpoint_seconds=2.0)
-            .replace("crawler", **DEMO_CRAWLER)
+            .replace("crawler", **DEMO_CRAWLER, host_page_budget=budget)
         )
 
     def describe(self) -> str:
