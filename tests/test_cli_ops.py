@@ -9,7 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import FetchResult, Metadata, PageType
+from metadata.clock import ManualClock
 from xyleme.cli import cli
+from xyleme.status import save_clock, save_live_status
 
 
 @pytest.fixture
@@ -140,3 +142,28 @@ def test_export_rankings_lists_only_scored_pages(crawled, tmp_path):
 
 def test_export_refuses_an_unknown_kind(crawled):
     assert "Invalid value" in xyleme(crawled, "export", "everything", code=2)
+
+
+def test_status_shows_the_daemons_last_checkpoint(repo):
+    live = {
+        "at": 86_400.0,
+        "fetch_rate": 12.5,
+        "queues": {"1": 3, "3": 0},
+        "refreshes_last_unit": 7,
+        "last_refresh": 0.0,
+        "last_ranking": None,
+        "policy": {"G": 100.0, "theta": 0.1, "S": 2.5, "omega": 0.25},
+    }
+    with Metadata.open(repo / "metadata.db") as md:
+        save_live_status(md, live)
+        save_clock(md, ManualClock(86_400.0, speed=60.0))
+    lines = xyleme(repo, "status").splitlines()
+    assert lines[1] == "simulated now 1970-01-02 00:00:00Z  (clock speed x60)"
+    assert "checkpoint    1970-01-02 00:00:00Z" in lines
+    assert "pages/s       12.5" in lines
+    assert "queues        refresh 3" in lines
+    assert "refreshes     7 in the last time unit" in lines
+    assert "last refresh  1970-01-01 00:00:00Z" in lines and "last ranking  -" in lines
+    assert "policy        G 100  theta 0.1  S 2.5  omega 0.25" in lines
+    data = json.loads(xyleme(repo, "status", "--json"))
+    assert data["live"] == live and data["clock"] == {"now": 86_400.0, "speed": 60.0}

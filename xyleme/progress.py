@@ -19,7 +19,8 @@ from rich.text import Text
 LEVEL_NAMES = {0: "dependency", 1: "refresh", 2: "discovery", 3: "scouting", 4: "background"}
 
 
-def _queues(queues: dict[Any, int]) -> str:
+def queues_text(queues: dict[Any, int]) -> str:
+    """Queue sizes by level name, the empty ones left out."""
     waiting = {int(level): size for level, size in queues.items() if size}
     if not waiting:
         return "empty"
@@ -42,7 +43,7 @@ def plain_line(facts: dict[str, Any]) -> str:
     return (
         f"day {facts['day']:.1f}/{facts['days']:g}  known {facts['known']}  read {facts['read']}"
         f"  XML {facts['xml']}  errors {facts['errors']}  {facts['fetch_rate']:.0f} pages/s"
-        f"  queues {_queues(facts['queues'])}  obsolescence {_obsolescence(facts)}"
+        f"  queues {queues_text(facts['queues'])}  obsolescence {_obsolescence(facts)}"
     )
 
 
@@ -60,7 +61,7 @@ def live_panel(facts: dict[str, Any]) -> Group:
         f"{facts['errors']} errors",
     )
     table.add_row("fetch rate", f"{facts['fetch_rate']:.0f} pages/s")
-    table.add_row("queues", _queues(facts["queues"]))
+    table.add_row("queues", queues_text(facts["queues"]))
     table.add_row("obsolescence", _obsolescence(facts))
     return Group(
         Text("xyleme demo: the acquisition daemon on the simulated web", style="bold"), table

@@ -21,6 +21,7 @@ from xyleme import commands, export
 from xyleme.cli import cli, repo_path
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
+from xyleme.progress import queues_text
 from xyleme.status import read_status
 
 DATABASE = "metadata.db"
@@ -179,6 +180,17 @@ def _when(seconds: float | None) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+STATUS_LABELS = {
+    "fetch_rate": "pages/s",
+    "queues": "queues",
+    "refreshes_last_unit": "refreshes",
+    "last_refresh": "last refresh",
+    "last_ranking": "last ranking",
+    "policy": "policy",
+}
+"""The daemon's checkpointed figures ``xyleme status`` shows, and their labels."""
+
+
 def status_text(facts: dict[str, Any]) -> str:
     """The status as aligned lines, one section per subject."""
     daemon, clock = facts["daemon"], facts["clock"]
@@ -195,9 +207,9 @@ def status_text(facts: dict[str, Any]) -> str:
     live = facts["live"]
     if live:
         lines.append(f"checkpoint    {_when(live.get('at'))}")
-        for name in ("fetch_rate", "queues", "last_refresh", "last_ranking", "policy"):
+        for name, label in STATUS_LABELS.items():
             if name in live:
-                lines.append(f"{name:<13} {_shown(name, live[name])}")
+                lines.append(f"{label:<13} {_shown(name, live[name])}")
     else:
         lines.append("checkpoint    - (no daemon has run on this repository yet)")
     return "\n".join(lines)
@@ -206,6 +218,10 @@ def status_text(facts: dict[str, Any]) -> str:
 def _shown(name: str, value: Any) -> str:
     if name.startswith("last_"):
         return _when(value)
+    if name == "queues":
+        return queues_text(value)
+    if name == "refreshes_last_unit":
+        return f"{value} in the last time unit"
     if isinstance(value, dict):
         return "  ".join(f"{key} {_number(item)}" for key, item in value.items())
     return _number(value)
