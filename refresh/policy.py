@@ -160,7 +160,7 @@ def refresh_intervals(
         if not newly.any():
             break
         floored |= newly
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         interval = np.where(floored, min_interval, k / root)
     interval[root == 0] = np.inf
     active = root > 0
@@ -235,7 +235,7 @@ class SqrtWeightSum:
 
 
 def staleness_cost_derivative_scaled(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
-    """(λ/r)·t²·c'(t) as a function of x = λ·t, for the per-page cost c of :func:`penalty_intervals`.
+    """(λ/r)·t²·c'(t) as a function of x = λ·t, c the per-page cost of :func:`penalty_intervals`.
 
     c(t) = α·r·λ·t/2 + β·r·(1 − (1 − e^{−x})/x) is the time average over a period t of
     α·r·λ·(s − t0) + β·r·P(stale at s); then t²·c'(t) = (r/λ)·(α·x²/2 + β·(1 − (1 + x)·e^{−x})),

@@ -147,7 +147,9 @@ def test_estimate_change_rates_prefers_a_reliable_last_modified():
     reliable = simulated_last_modified(0.5, pages=1, width=20, seed=4)
     obs = [
         Obs(float(t), None if c < 0 else bool(c), float(d))
-        for t, c, d in zip(reliable.at[0], reliable.changed[0], reliable.last_modified[0])
+        for t, c, d in zip(
+            reliable.at[0], reliable.changed[0], reliable.last_modified[0], strict=True
+        )
     ]
     no_lm = [Obs(o.at, o.changed) for o in obs]
     batch = ObservationBatch.from_observations([obs, no_lm])
