@@ -80,7 +80,7 @@ def _score_terms(c: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         em1 = np.expm1(cx)
         term = np.where(c > 0, c / em1, 0.0)
         slope = np.where(c > 0, -(c * c) / (em1 * -np.expm1(-cx)), 0.0)
-    return np.nan_to_num(term), np.nan_to_num(slope)
+    return term, slope
 
 
 def change_observation_mle(intervals: AccessIntervals) -> RateEstimates:
@@ -148,9 +148,11 @@ def change_observation_mle(intervals: AccessIntervals) -> RateEstimates:
         hia = np.where(score > 0, hia, xa)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = xa - score / d_score
-        inside = (newton > loa) & (newton < hia)
+        inside = (newton >= loa) & (newton <= hia)
         new_x = np.where(inside, newton, np.sqrt(loa * hia))
-        done = (np.abs(new_x - xa) <= _NEWTON_RTOL * xa) | (hia - loa <= _NEWTON_RTOL * hia)
+        done = (inside & (np.abs(newton - xa) <= _NEWTON_RTOL * xa)) | (
+            hia - loa <= _NEWTON_RTOL * hia
+        )
         x[active], lo[active], hi[active] = new_x, loa, hia
         active[np.flatnonzero(active)[done]] = False
 
