@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,6 +129,40 @@ class ObservationBatch:
             dtype=np.float64,
             count=len(flat),
         )
+        if np.any(np.diff(at, axis=1) <= 0):
+            raise ValueError("observations must be in strictly increasing time order")
+        return cls(at, changed, last_modified, count)
+
+    @classmethod
+    def from_history(cls, history: Mapping[str, np.ndarray]) -> ObservationBatch:
+        """Pack ``Metadata.observation_history()`` (all pages, CSR rows) without a page loop.
+
+        ``history`` holds ``offsets`` (page k's rows are offsets[k]:offsets[k + 1]) and the row
+        columns ``at``, ``changed`` (1.0 / 0.0 / NaN for a first access) and
+        ``last_modified`` (NaN when missing). Rows of a page must be oldest first.
+
+        Examples
+        --------
+        >>> nan = float("nan")
+        >>> batch = ObservationBatch.from_history({
+        ...     "offsets": np.array([0, 2, 3]), "at": np.array([0.0, 5.0, 1.0]),
+        ...     "changed": np.array([nan, 1.0, nan]), "last_modified": np.full(3, nan)})
+        >>> batch.count.tolist(), batch.changed.tolist()
+        ([2, 1], [[-1, 1], [-1, -1]])
+        """
+        offsets = np.asarray(history["offsets"], dtype=np.int64)
+        count = np.diff(offsets)
+        width = max(int(count.max(initial=0)), 1)
+        rows = np.repeat(np.arange(len(count)), count)
+        cols = np.arange(offsets[-1] - offsets[0]) - np.repeat(offsets[:-1] - offsets[0], count)
+        shape = (len(count), width)
+        at = np.full(shape, np.nan)
+        changed = np.full(shape, UNKNOWN_CHANGE, dtype=np.int8)
+        last_modified = np.full(shape, np.nan)
+        flag = np.asarray(history["changed"], dtype=np.float64)
+        at[rows, cols] = history["at"]
+        changed[rows, cols] = np.where(np.isnan(flag), UNKNOWN_CHANGE, flag).astype(np.int8)
+        last_modified[rows, cols] = history["last_modified"]
         if np.any(np.diff(at, axis=1) <= 0):
             raise ValueError("observations must be in strictly increasing time order")
         return cls(at, changed, last_modified, count)

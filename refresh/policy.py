@@ -28,6 +28,25 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
+from metadata.types import PAGE_TYPE_CODE
+
+
+def type_names(page_type: np.ndarray) -> np.ndarray:
+    """Page types as names, from names or from ``refresh_view``'s PAGE_TYPE_CODE integers.
+
+    >>> type_names(np.array([1, 0], dtype=np.int8)).tolist()
+    ['XML', 'HTML']
+    """
+    page_type = np.asarray(page_type)
+    if np.issubdtype(page_type.dtype, np.integer):
+        names = np.array([t.value for t in PAGE_TYPE_CODE], dtype=object)
+        order = np.array(list(PAGE_TYPE_CODE.values()))
+        lookup = np.empty(order.max() + 1, dtype=object)
+        lookup[order] = names
+        return lookup[page_type].astype(str)
+    return page_type.astype(str)
+
+
 # Types whose r is their XML importance; HTML pages use their interest (§5, ARCHITECTURE).
 IMPORTANCE_TYPES = ("XML", "DTD")
 INTEREST_TYPES = ("HTML",)
@@ -46,7 +65,8 @@ def normalise_importance(
     Parameters
     ----------
     page_type
-        Each page's type name ("XML", "HTML", "DTD", "UNKNOWN", "ERROR", "DEAD").
+        Each page's type: a name ("XML", "HTML", "DTD", "UNKNOWN", "ERROR", "DEAD") or its
+        ``metadata.types.PAGE_TYPE_CODE``.
     importance, interest
         The ranking module's scores (NaN where not computed yet).
     floor
@@ -70,7 +90,7 @@ def normalise_importance(
     ... )
     array([1.5, 0.5, 1. , 0. ])
     """
-    page_type = np.asarray(page_type).astype(str)
+    page_type = type_names(page_type)
     r = np.zeros(len(page_type))
     for types, score in ((IMPORTANCE_TYPES, importance), (INTEREST_TYPES, interest)):
         for name in types:

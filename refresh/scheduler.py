@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from refresh.change_rates import group_prior
-from refresh.policy import RefreshPlan, normalise_importance, refresh_intervals
+from refresh.policy import RefreshPlan, normalise_importance, refresh_intervals, type_names
 from refresh.settings import RefreshSettings
 
 REFRESH_LEVEL = 1
@@ -152,7 +152,7 @@ def page_weights(
     columns: Mapping[str, np.ndarray], settings: RefreshSettings
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """r, λ (per second, prior where missing) and w = r·λ per time unit for the view's rows."""
-    page_type = np.asarray(columns["type"]).astype(str)
+    page_type = type_names(columns["type"])
     r = normalise_importance(
         page_type,
         columns["importance"],
@@ -209,7 +209,7 @@ def plan_time_unit(
     and not fetched yet are offered again (the queue deduplicates).
     """
     ids = np.asarray(columns["id"], dtype=np.int64)
-    page_type = np.asarray(columns["type"]).astype(str)
+    page_type = type_names(columns["type"])
     last = np.asarray(columns["last_access"], dtype=np.float64)
     failures = np.asarray(columns["failures"], dtype=np.float64)
     unit = settings.time_unit_s

@@ -7,7 +7,9 @@ does and in which unit. Times are simulated seconds (``metadata.clock``) unless 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 DAY_S = 86_400.0
 
@@ -92,6 +94,21 @@ class RefreshSettings:
             )
         if self.max_failures < 1:
             raise ValueError(f"max_failures must be >= 1, got {self.max_failures!r}")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> RefreshSettings:
+        """Settings from plain values (e.g. the ``[refresh]`` table of ``xyleme.toml``).
+
+        Unknown names raise ValueError naming them, so a typo never passes silently.
+
+        >>> RefreshSettings.from_mapping({"bandwidth_per_unit": 10}).bandwidth_per_unit
+        10
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown refresh settings: {', '.join(unknown)}")
+        return cls(**values)
 
     @property
     def refresh_bandwidth_per_unit(self) -> float:

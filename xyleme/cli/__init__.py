@@ -40,4 +40,4 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import repository  # noqa: E402,F401
+from xyleme.cli import repository, schedule  # noqa: E402,F401
