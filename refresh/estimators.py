@@ -17,12 +17,15 @@ A page's changes are a Poisson process of rate λ. Two kinds of evidence exist:
 
 Degenerate cases, for change observations (never 0 nor ∞):
 
-* no change seen (C = 0): half a pseudo change interval of the mean interval length is added.
-  With regular accesses of length I over n intervals this gives λ·I = log(1 + 1/(2n)) ≈ 1/(2T),
-  the posterior mean under Jeffreys' prior with no event in time T;
-* a change at every access (V = 0): half a pseudo no-change interval of the mean length is
-  added. With regular accesses this gives λ·I = log(2n + 1), exactly Cho & Garcia-Molina's
-  improved estimator −log((n − X + 0.5)/(n + 0.5)) at X = n;
+* no change seen (C = 0): half a pseudo change interval is added, as long as the longest
+  interval observed (where a change was the most likely to be seen). With regular accesses of
+  length I over n intervals this gives λ·I = log(1 + 1/(2n)) ≈ 1/(2T), the posterior mean
+  under Jeffreys' prior with no event in time T;
+* a change at every access (V = 0): half a pseudo no-change interval is added, as long as the
+  shortest interval observed (where no change was the most likely). With regular accesses this
+  gives λ·I = log(2n + 1), exactly Cho & Garcia-Molina's improved estimator
+  −log((n − X + 0.5)/(n + 0.5)) at X = n; with irregular ones, a change seen within a short
+  interval counts as the evidence of a fast page that it is;
 * no access interval at all (one observation, or none): no estimate; the page gets the prior
   of its type and host (:func:`group_prior`).
 
@@ -120,14 +123,15 @@ def change_observation_mle(intervals: AccessIntervals) -> RateEstimates:
     n_change = intervals.changed.sum(axis=1).astype(np.float64)
     n_valid = valid.sum(axis=1)
     v_sum = np.where(valid & ~intervals.changed, length, 0.0).sum(axis=1)
-    mean_length = length.sum(axis=1) / np.maximum(n_valid, 1)
+    longest = np.where(valid, length, 0.0).max(axis=1, initial=0.0)
+    shortest = np.where(valid, length, np.inf).min(axis=1, initial=np.inf)
     has_data = n_valid > 0
     no_change = has_data & (n_change == 0)
     all_change = has_data & (v_sum == 0)
 
     extra_weight = np.where(no_change, PSEUDO_WEIGHT, 0.0)
-    extra_c = np.where(no_change, mean_length, 0.0)
-    v_sum = v_sum + np.where(all_change, PSEUDO_WEIGHT * mean_length, 0.0)
+    extra_c = np.where(no_change, longest, 0.0)
+    v_sum = v_sum + np.where(all_change, PSEUDO_WEIGHT * shortest, 0.0)
     weight_c = c.sum(axis=1) + extra_weight * extra_c
     events = n_change + extra_weight
 

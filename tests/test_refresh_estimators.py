@@ -169,3 +169,15 @@ def test_group_prior_falls_back_from_host_to_type_to_default():
     prior = group_prior(rate, types, hosts, min_pages=2, default=0.5)
     type_mean = (1.0 * 4.0 * 8.0) ** (1 / 3)
     np.testing.assert_allclose(prior, [2.0, 2.0, type_mean, 2.0, type_mean, 0.5, type_mean])
+
+
+def test_degenerate_pseudo_intervals_take_the_most_plausible_length():
+    # always changed, with one short interval: the pseudo no-change has the shortest length
+    est = change_observation_mle(AccessIntervals.from_arrays([[10.0, 10.0, 1.0]], [[True] * 3]))
+    x = est.rate[0]
+    assert -0.5 * 1.0 + sum(c / math.expm1(c * x) for c in (10.0, 10.0, 1.0)) == pytest.approx(
+        0.0, abs=1e-9
+    )
+    # no change, with one long interval: the pseudo change has the longest length
+    est = change_observation_mle(AccessIntervals.from_arrays([[1.0, 1.0, 10.0]], [[False] * 3]))
+    assert -12.0 + 0.5 * 10.0 / math.expm1(10.0 * est.rate[0]) == pytest.approx(0.0, abs=1e-9)
