@@ -22,9 +22,8 @@ from metadata import InvalidURL, Metadata, MetadataError
 from refresh.report import ScheduleReport, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
+from xyleme.cli.repository import CONFIG, DATABASE
 
-DATABASE = "metadata.db"
-CONFIG = "xyleme.toml"
 PAGE_FIELDS = (
     "url_id",
     "url",
