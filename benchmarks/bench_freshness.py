@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from refresh.change_rates import group_prior
 from refresh.estimators import change_observation_mle
 from refresh.observations import AccessIntervals
-from refresh.policy import refresh_intervals
+from refresh.policy import IncrementalPolicy, refresh_intervals
 
 MINUTE = 1 / 1440  # in days
 HISTORY = 64
@@ -106,8 +106,9 @@ class SqrtEstimated:
 
     With ``last_modified`` the server's truthful Last-Modified is used (the censored eq. 10,
     kept as its sufficient statistics C and Σl + Σv); without it, eq. 9 on the change
-    observations of the last 64 access intervals. A page is re-estimated when it is fetched;
-    K is solved again (with the one-unit floor) every day.
+    observations of the last 64 access intervals. A page is re-estimated when it is fetched,
+    S and K follow at once (``IncrementalPolicy``, §6.6), and the whole problem is solved
+    again (with the one-unit floor) every day.
     """
 
     equalised = False
@@ -123,7 +124,7 @@ class SqrtEstimated:
         self.exposure = np.zeros(n)
         self.estimate = np.full(n, np.nan)
         self.default_prior = prior_per_day
-        self.k = 0.0
+        self.policy: IncrementalPolicy | None = None
 
     def rates(self) -> np.ndarray:
         prior = group_prior(
@@ -137,11 +138,14 @@ class SqrtEstimated:
 
     def solve(self) -> np.ndarray:
         self.current = self.rates()
-        plan = refresh_intervals(
-            self.world.r * self.current, self.world.bandwidth, min_interval=self.world.step
-        )
-        self.k = plan.k
-        return plan.interval
+        weight = self.world.r * self.current
+        if self.policy is None:
+            self.policy = IncrementalPolicy(
+                weight, self.world.bandwidth, min_interval=self.world.step
+            )
+        else:
+            self.policy.update(np.arange(len(weight)), weight)
+        return self.policy.resolve().interval
 
     def start(self, world: World, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         last = warm_start(world, rng)
@@ -174,7 +178,8 @@ class SqrtEstimated:
         else:
             self.observe_changes(ids, changed, age)
         rate = np.where(np.isnan(self.estimate[ids]), self.current[ids], self.estimate[ids])
-        return now + np.maximum(self.world.step, self.k / np.sqrt(self.world.r[ids] * rate))
+        self.policy.update(ids, self.world.r[ids] * rate)  # S and K follow at once (§6.6)
+        return now + self.policy.interval(ids)
 
     def daily(self, now, last):
         return last + self.solve()

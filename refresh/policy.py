@@ -254,6 +254,74 @@ class SqrtWeightSum:
         return math.fsum(self._root)
 
 
+class IncrementalPolicy:
+    """The sqrt rule kept current between full solves, as §6.6 describes.
+
+    S is maintained by :class:`SqrtWeightSum` as pages get new weights r·λ (after each fetch,
+    after each ranking pass); K = (S − S_floored) / (G_r − n_floored/min_interval) uses the
+    floored set of the last full solve (:meth:`resolve`, e.g. once per time unit), so a
+    fetched page gets its new interval at once, without a pass over all pages.
+
+    Examples
+    --------
+    >>> policy = IncrementalPolicy(np.array([1.0, 4.0, 0.0]), bandwidth=0.3)
+    >>> round(policy.k, 6), policy.interval(np.array([0, 1, 2])).round(3).tolist()
+    (10.0, [10.0, 5.0, inf])
+    >>> policy.update(np.array([2]), np.array([9.0]))
+    >>> round(policy.k, 6)
+    20.0
+    """
+
+    def __init__(self, weight: np.ndarray, bandwidth: float, *, min_interval: float = 1.0) -> None:
+        self.bandwidth, self.min_interval = float(bandwidth), float(min_interval)
+        self._weight = np.array(weight, dtype=np.float64)
+        self._sum = SqrtWeightSum(self._weight)
+        self.resolve()
+
+    def resolve(self) -> RefreshPlan:
+        """Solve the full problem again (floor included) from the current weights."""
+        plan = refresh_intervals(
+            self._weight, self.bandwidth, min_interval=self.min_interval, s=self._sum.value
+        )
+        self._floored = np.isfinite(plan.interval) & (plan.interval <= self.min_interval)
+        if self.min_interval <= 0:
+            self._floored[:] = False
+        self._floored_root = math.fsum(np.sqrt(self._weight[self._floored]))
+        return plan
+
+    def update(self, ids: np.ndarray, new_weight: np.ndarray) -> None:
+        """New weights r·λ for pages ``ids``; S and K follow at once."""
+        ids = np.asarray(ids)
+        new_weight = np.asarray(new_weight, dtype=np.float64)
+        if np.any(new_weight < 0) or not np.all(np.isfinite(new_weight)):
+            raise ValueError("weights r·λ must be finite and >= 0")
+        self._sum.update(ids, new_weight)
+        floored = self._floored[ids]
+        self._floored_root += math.fsum(np.sqrt(new_weight[floored])) - math.fsum(
+            np.sqrt(self._weight[ids][floored])
+        )
+        self._weight[ids] = new_weight
+
+    @property
+    def s(self) -> float:
+        """S = Σ sqrt(r·λ), kept up to date."""
+        return self._sum.value
+
+    @property
+    def k(self) -> float:
+        """K for the pages above the floor (eq. 19 with the floor of the last solve)."""
+        n_floored = int(self._floored.sum())
+        left = self.bandwidth - (n_floored / self.min_interval if n_floored else 0.0)
+        return max(self.s - self._floored_root, 0.0) / left if left > 0 else 0.0
+
+    def interval(self, ids: np.ndarray) -> np.ndarray:
+        """t_i = max(min_interval, K / sqrt(r_i·λ_i)) for pages ``ids`` (inf when r·λ = 0)."""
+        root = np.sqrt(self._weight[np.asarray(ids)])
+        with np.errstate(divide="ignore"):
+            interval = np.maximum(self.k / root, self.min_interval)
+        return np.where(root > 0, interval, np.inf)
+
+
 def staleness_cost_derivative_scaled(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     """(λ/r)·t²·c'(t) as a function of x = λ·t, c the per-page cost of :func:`penalty_intervals`.
 

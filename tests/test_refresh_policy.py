@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from refresh.policy import (
+    IncrementalPolicy,
     SqrtWeightSum,
     average_obsolescence,
     normalise_importance,
@@ -187,3 +188,24 @@ def test_general_penalty_rejects_bad_parameters():
         penalty_intervals(np.array([0.0]), np.array([1.0]), 1.0)
     with pytest.raises(ValueError, match="not both 0"):
         penalty_intervals(np.array([1.0]), np.array([1.0]), 1.0, alpha=0.0, beta=0.0)
+
+
+def test_incremental_policy_tracks_a_full_solve():
+    rng = np.random.default_rng(10)
+    w = random_weights(5000, 11)
+    policy = IncrementalPolicy(w, bandwidth=400.0, min_interval=1.0)
+    assert policy.resolve().floored > 0
+    for _ in range(200):
+        ids = rng.choice(len(w), size=20, replace=False)
+        new = w[ids] * rng.lognormal(0, 0.3, 20)
+        policy.update(ids, new)
+        w[ids] = new
+    full = refresh_intervals(w, 400.0, min_interval=1.0)
+    assert policy.s == pytest.approx(full.s, rel=1e-13)
+    # same floored set: the incremental K is the full solve's K
+    assert policy.k == pytest.approx(full.k, rel=1e-3)
+    assert policy.resolve().k == pytest.approx(full.k, rel=1e-12)
+    assert policy.k == pytest.approx(full.k, rel=1e-12)
+    np.testing.assert_allclose(policy.interval(np.arange(len(w))), full.interval, rtol=1e-12)
+    with pytest.raises(ValueError, match="finite"):
+        policy.update(np.array([0]), np.array([np.nan]))
