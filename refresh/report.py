@@ -130,6 +130,8 @@ def schedule_report(
 ) -> ScheduleReport:
     """The schedule of every page and the repository's figures at time ``now``.
 
+    Discovery picks unread pages by ``opic_cash`` (default: the view's ``opic_cash`` column).
+
     Examples
     --------
     >>> view = {"id": np.array([1, 2]), "type": np.array(["XML", "XML"]),
@@ -145,6 +147,8 @@ def schedule_report(
     """
     rate, method = estimate_view_rates(view, history, settings, host_keys=host_keys)
     columns = {**view, "change_rate": rate}
+    if opic_cash is None:
+        opic_cash = view.get("opic_cash")
     plan = plan_time_unit(columns, now, settings, opic_cash=opic_cash)
     due = refreshes_per_unit(
         plan.next_refresh, plan.interval_units, now, settings.time_unit_s, units

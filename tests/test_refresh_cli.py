@@ -33,7 +33,7 @@ def repo(tmp_path):
                 md.record_fetch(FetchResult(page, at, PageType.XML, 200, md5=f"{version:032d}"))
         md.record_fetch(FetchResult(broken, T0, PageType.ERROR, 500, reason="server error"))
         md.set_scores("importance", np.array([fast, slow, still]), np.array([1.0, 1.0, 1.0]))
-        md.set_scores("opic_cash", np.array([unread]), np.array([0.5]))
+        md.set_scores("opic_cash", np.array([unread, broken]), np.array([0.5, 0.9]))
     return tmp_path
 
 
@@ -53,6 +53,7 @@ def test_json_gives_pages_and_repository_figures(repo):
     assert figures["K"] == pytest.approx(figures["S"] / 1.0)
     assert len(figures["due_per_unit"]) == 3
     assert figures["discovery_now"] == 1
+    assert figures["retries_now"] == 1
     by_url = {page["url"].rsplit("/", 1)[1]: page for page in out["pages"]}
     fast, slow, still = by_url["fast.xml"], by_url["slow.xml"], by_url["still.xml"]
     assert fast["method"] == "always_changed"
