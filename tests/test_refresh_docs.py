@@ -3,6 +3,8 @@
 import doctest
 import importlib
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,14 @@ def test_docstring_examples_run(name):
 def test_schedule_command_is_documented():
     text = (Path(__file__).resolve().parents[1] / "docs" / "refresh.md").read_text()
     assert "xyleme schedule" in text and "## Benchmark" in text
+
+
+def test_refresh_imports_neither_the_daemon_nor_the_crawler():
+    code = (
+        "import sys, refresh, refresh.report;"
+        "print([m for m in sys.modules if m.split('.')[0] in ('xyleme', 'ranking', 'loader')])"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
