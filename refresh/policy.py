@@ -22,7 +22,6 @@ The general penalty α·r·λ·(t − t0) + β·r·P(stale) of §6.2 has no clos
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -414,9 +413,3 @@ def penalty_intervals(
         raise ValueError("the bandwidth exceeds what refreshing every page at the floor needs")
     log_mu = brentq(excess, lo_mu, hi_mu, xtol=1e-13, rtol=4 * np.finfo(float).eps)
     return periods(math.exp(log_mu)), math.exp(log_mu)
-
-
-def columns_weight(columns: Mapping[str, np.ndarray], r: np.ndarray, unit_s: float) -> np.ndarray:
-    """r·λ per page with λ converted from changes per second to changes per time unit."""
-    rate = np.asarray(columns["change_rate"], dtype=np.float64) * unit_s
-    return np.where(np.isfinite(rate) & (rate > 0), r * rate, 0.0)
