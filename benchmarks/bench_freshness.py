@@ -45,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages first
 
+from refresh.bayes import fit_grid_prior, grid_log_likelihood, posterior_mean_rate, rate_grid
 from refresh.change_rates import group_prior
 from refresh.estimators import change_observation_mle
 from refresh.observations import AccessIntervals
@@ -52,6 +53,7 @@ from refresh.policy import IncrementalPolicy, refresh_intervals
 
 MINUTE = 1 / 1440  # in days
 HISTORY = 64
+GRID = rate_grid(1e-3, 48.0, 32)  # changes a day: up to 2 per time unit (hour)
 
 
 @dataclass
@@ -113,10 +115,14 @@ class SqrtEstimated:
 
     equalised = False
 
-    def __init__(self, world: World, *, last_modified: bool, prior_per_day: float = 1.0) -> None:
+    def __init__(self, world: World, *, evidence: str, prior_per_day: float = 1.0) -> None:
         n = len(world.rate)
-        self.name = "sqrt-est" if last_modified else "sqrt-est-eq9"
-        self.world, self.last_modified = world, last_modified
+        self.name = {"last_modified": "sqrt-est", "eq9": "sqrt-est-eq9", "bayes": "sqrt-est-eb"}[
+            evidence
+        ]
+        self.world, self.evidence = world, evidence
+        self.log_likelihood = np.zeros((n, len(GRID))) if evidence == "bayes" else None
+        self.grid_prior = np.full(len(GRID), 1 / len(GRID))
         self.length = np.zeros((n, HISTORY))
         self.changed = np.zeros((n, HISTORY), dtype=bool)
         self.count = np.zeros(n, dtype=np.int64)
@@ -127,6 +133,9 @@ class SqrtEstimated:
         self.policy: IncrementalPolicy | None = None
 
     def rates(self) -> np.ndarray:
+        if self.evidence == "bayes":
+            self.grid_prior = fit_grid_prior(self.log_likelihood, self.grid_prior, iterations=20)
+            return posterior_mean_rate(self.log_likelihood, self.grid_prior, GRID)
         prior = group_prior(
             self.estimate,
             np.zeros(len(self.estimate)),
@@ -169,11 +178,17 @@ class SqrtEstimated:
         intervals = AccessIntervals(
             self.length[ids], self.changed[ids], np.arange(HISTORY) < held[:, None]
         )
-        self.estimate[ids] = change_observation_mle(intervals).rate
+        if self.evidence == "bayes":
+            self.log_likelihood[ids] = grid_log_likelihood(intervals, GRID)
+            self.estimate[ids] = posterior_mean_rate(
+                self.log_likelihood[ids], self.grid_prior, GRID
+            )
+        else:
+            self.estimate[ids] = change_observation_mle(intervals).rate
 
     def fetched(self, ids, now, changed, age) -> np.ndarray:
         self.count[ids] += 1
-        if self.last_modified:
+        if self.evidence == "last_modified":
             self.observe_last_modified(ids, changed, age)
         else:
             self.observe_changes(ids, changed, age)
@@ -291,10 +306,10 @@ def simulate(policy, world: World, seed: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="20,000 pages, 60 days (< 60 s)")
+    parser.add_argument("--quick", action="store_true", help="10,000 pages, 60 days (< 60 s)")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
-    n, bandwidth, days = (20_000, 2_000.0, 60.0) if args.quick else (100_000, 10_000.0, 100.0)
+    n, bandwidth, days = (10_000, 1_000.0, 60.0) if args.quick else (100_000, 10_000.0, 100.0)
     world = World.generate(n, bandwidth, days, warmup=20.0, seed=args.seed)
     started = time.perf_counter()
 
@@ -305,8 +320,9 @@ def main() -> None:
         FixedIntervals("uniform", uniform.interval),
         FixedIntervals("proportional", proportional.interval),
         FixedIntervals("sqrt-true", optimum.interval),
-        SqrtEstimated(world, last_modified=True),
-        SqrtEstimated(world, last_modified=False),
+        SqrtEstimated(world, evidence="last_modified"),
+        SqrtEstimated(world, evidence="eq9"),
+        SqrtEstimated(world, evidence="bayes"),
         Nutch(),
         StormCrawler(),
     ]
@@ -343,6 +359,7 @@ def main() -> None:
         "nutch_over_sqrt_est": ratio("nutch", "sqrt-est"),
         "stormcrawler_over_sqrt_est": ratio("stormcrawler", "sqrt-est"),
         "sqrt_est_eq9_over_opt": round(results["sqrt-est-eq9"]["obsolescence"] / omega, 4),
+        "sqrt_est_eb_over_opt": round(results["sqrt-est-eb"]["obsolescence"] / omega, 4),
         "uniform_over_opt": round(results["uniform"]["obsolescence"] / omega, 4),
         "proportional_over_opt": round(results["proportional"]["obsolescence"] / omega, 4),
         "pages": n,

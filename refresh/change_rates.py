@@ -3,14 +3,16 @@
 §6.1: "a priori, we use last date of change when available unless (i) it is not available or
 (ii) Xyleme detects that the web server provides an unreliable last date of change." So per
 page: eq. 10 (the variant ``settings.last_modified_estimator`` names) where the Last-Modified
-passes the checks of :mod:`refresh.observations`, eq. 9 otherwise, and for pages without a
-single access interval (never read, or read once) the prior of their type and host.
+passes the checks of :mod:`refresh.observations`, eq. 9 otherwise (or its empirical-Bayes
+variant, ``settings.change_observation_estimator``), and for pages without a single access
+interval (never read, or read once) the prior of their type and host.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from refresh.bayes import empirical_bayes_rates
 from refresh.estimators import (
     EstimateKind,
     RateEstimates,
@@ -61,7 +63,14 @@ def estimate_change_rates(
     (['change_mle', 'last_modified'], [1, 0])
     """
     settings = settings or RefreshSettings()
-    estimates = change_observation_mle(batch.intervals())
+    intervals = batch.intervals()
+    estimates = change_observation_mle(intervals)
+    if settings.change_observation_estimator == "empirical_bayes":
+        observed = estimates.kind != EstimateKind.PRIOR
+        estimates = RateEstimates(
+            np.where(observed, empirical_bayes_rates(intervals), estimates.rate),
+            np.where(observed, np.int8(EstimateKind.EMPIRICAL_BAYES), estimates.kind),
+        )
     verdicts = last_modified_verdicts(
         batch, clock_skew_s=settings.clock_skew_s, max_disagreement=settings.max_lm_disagreement
     )

@@ -61,6 +61,7 @@ class EstimateKind(enum.IntEnum):
     ALWAYS_CHANGED = 2
     LAST_MODIFIED = 3
     PRIOR = 4
+    EMPIRICAL_BAYES = 5
 
     @property
     def label(self) -> str:

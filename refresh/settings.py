@@ -42,6 +42,11 @@ class RefreshSettings:
     last_modified_estimator
         "censored" (λ = C / (Σl + Σv), the maximum likelihood) or "paper" (eq. 10, λ = C / Σl).
         The default is the one ``benchmarks/bench_estimators.py`` shows closer to the truth.
+    change_observation_estimator
+        "eq9" (each page's maximum likelihood, §6.1.1) or "empirical_bayes" (its posterior
+        mean under the distribution of λ fitted to all pages, ``refresh.bayes``), for pages
+        without a reliable Last-Modified. The Bayes variant needs a large repository and is
+        much better for scheduling (``bench_freshness.py``), eq. 9 is the paper's.
     clock_skew_s
         Tolerance for comparing a server's Last-Modified with our fetch time.
     max_lm_disagreement
@@ -67,6 +72,7 @@ class RefreshSettings:
     default_change_rate_per_unit: float = 0.1
     prior_min_pages: int = 5
     last_modified_estimator: str = "censored"
+    change_observation_estimator: str = "eq9"
     clock_skew_s: float = 60.0
     max_lm_disagreement: float = 0.1
     host_unreliable_share: float = 0.5
@@ -91,6 +97,11 @@ class RefreshSettings:
             raise ValueError(
                 "last_modified_estimator must be 'censored' or 'paper', "
                 f"got {self.last_modified_estimator!r}"
+            )
+        if self.change_observation_estimator not in ("eq9", "empirical_bayes"):
+            raise ValueError(
+                "change_observation_estimator must be 'eq9' or 'empirical_bayes', "
+                f"got {self.change_observation_estimator!r}"
             )
         if self.max_failures < 1:
             raise ValueError(f"max_failures must be >= 1, got {self.max_failures!r}")
