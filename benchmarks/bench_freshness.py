@@ -13,9 +13,13 @@ Policies:
 * uniform: every page every N/G days;
 * proportional: refresh frequency proportional to λ (true λ);
 * sqrt-true: t_i = K / sqrt(r_i·λ_i) with the true λ (``refresh.policy.refresh_intervals``);
-* sqrt-est: the same with λ estimated on-line by eq. 9 from the policy's own change
-  observations (the last 64 access intervals of each page), the prior for pages without an
-  interval, K re-solved every day and a page's λ re-estimated as soon as it is fetched;
+* sqrt-est: the same with λ estimated on-line from the policy's own observations of a
+  truthful Last-Modified (the censored eq. 10), K re-solved every day and a page's λ, S and K
+  updated as soon as it is fetched (``IncrementalPolicy``);
+* sqrt-est-eq9: the same from change observations only (eq. 9 on each page's last 64 access
+  intervals; the prior for pages without an interval);
+* sqrt-est-eb: change observations only, with the empirical-Bayes posterior mean
+  (``refresh.bayes``; the grid prior refitted every day);
 * nutch: Apache Nutch's AdaptiveFetchSchedule as its code specifies (×0.8 on change, ×1.2
   otherwise, SYNC_DELTA with rate 0.2, interval clamped to [1 min, 365 days], 30 days at
   first);
@@ -29,7 +33,7 @@ every policy are printed. Ω is the optimum S²/(2·G) with the one-hour floor (
 
 Run: ``python benchmarks/bench_freshness.py [--quick]``. The last line is JSON with
 ``sqrt_true_over_opt``, ``sqrt_est_over_opt``, ``nutch_over_sqrt_est``,
-``stormcrawler_over_sqrt_est``.
+``stormcrawler_over_sqrt_est`` (and ``sqrt_est_eq9_over_opt``, ``sqrt_est_eb_over_opt``).
 """
 
 from __future__ import annotations
