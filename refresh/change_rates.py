@@ -65,8 +65,11 @@ def estimate_change_rates(
     settings = settings or RefreshSettings()
     intervals = batch.intervals()
     estimates = change_observation_mle(intervals)
-    if settings.change_observation_estimator == "empirical_bayes":
-        observed = estimates.kind != EstimateKind.PRIOR
+    observed = estimates.kind != EstimateKind.PRIOR
+    mode = settings.change_observation_estimator
+    if mode == "empirical_bayes" or (
+        mode == "auto" and observed.sum() >= settings.empirical_bayes_min_pages
+    ):
         estimates = RateEstimates(
             np.where(observed, empirical_bayes_rates(intervals), estimates.rate),
             np.where(observed, np.int8(EstimateKind.EMPIRICAL_BAYES), estimates.kind),

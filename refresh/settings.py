@@ -43,10 +43,14 @@ class RefreshSettings:
         "censored" (λ = C / (Σl + Σv), the maximum likelihood) or "paper" (eq. 10, λ = C / Σl).
         The default is the one ``benchmarks/bench_estimators.py`` shows closer to the truth.
     change_observation_estimator
-        "eq9" (each page's maximum likelihood, §6.1.1) or "empirical_bayes" (its posterior
-        mean under the distribution of λ fitted to all pages, ``refresh.bayes``), for pages
-        without a reliable Last-Modified. The Bayes variant needs a large repository and is
-        much better for scheduling (``bench_freshness.py``), eq. 9 is the paper's.
+        For pages without a reliable Last-Modified: "eq9" (each page's maximum likelihood,
+        §6.1.1), "empirical_bayes" (its posterior mean under the distribution of λ fitted to
+        all pages, ``refresh.bayes``), or "auto": empirical Bayes when at least
+        ``empirical_bayes_min_pages`` pages of the batch have an access interval, eq. 9
+        otherwise. The Bayes variant needs many pages to learn its prior, and then schedules
+        much better (``bench_freshness.py``: 1.57 Ω against 2.74 Ω).
+    empirical_bayes_min_pages
+        The batch size from which "auto" uses empirical Bayes.
     clock_skew_s
         Tolerance for comparing a server's Last-Modified with our fetch time.
     max_lm_disagreement
@@ -72,7 +76,8 @@ class RefreshSettings:
     default_change_rate_per_unit: float = 0.1
     prior_min_pages: int = 5
     last_modified_estimator: str = "censored"
-    change_observation_estimator: str = "eq9"
+    change_observation_estimator: str = "auto"
+    empirical_bayes_min_pages: int = 1000
     clock_skew_s: float = 60.0
     max_lm_disagreement: float = 0.1
     host_unreliable_share: float = 0.5
@@ -98,9 +103,9 @@ class RefreshSettings:
                 "last_modified_estimator must be 'censored' or 'paper', "
                 f"got {self.last_modified_estimator!r}"
             )
-        if self.change_observation_estimator not in ("eq9", "empirical_bayes"):
+        if self.change_observation_estimator not in ("eq9", "empirical_bayes", "auto"):
             raise ValueError(
-                "change_observation_estimator must be 'eq9' or 'empirical_bayes', "
+                "change_observation_estimator must be 'eq9', 'empirical_bayes' or 'auto', "
                 f"got {self.change_observation_estimator!r}"
             )
         if self.max_failures < 1:

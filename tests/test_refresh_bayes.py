@@ -82,6 +82,10 @@ def test_estimate_change_rates_can_use_empirical_bayes():
     est, _ = estimate_change_rates(batch, settings)
     assert np.all(est.kind == EstimateKind.EMPIRICAL_BAYES)
     np.testing.assert_allclose(est.rate, empirical_bayes_rates(intervals))
+    small = RefreshSettings(change_observation_estimator="auto", empirical_bayes_min_pages=401)
+    assert not np.any(estimate_change_rates(batch, small)[0].kind == EstimateKind.EMPIRICAL_BAYES)
+    large = RefreshSettings(change_observation_estimator="auto", empirical_bayes_min_pages=400)
+    assert np.all(estimate_change_rates(batch, large)[0].kind == EstimateKind.EMPIRICAL_BAYES)
     with pytest.raises(ValueError, match="change_observation_estimator"):
         RefreshSettings(change_observation_estimator="magic")
 
