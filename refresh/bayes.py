@@ -25,6 +25,8 @@ from scipy.special import logsumexp
 
 from refresh.observations import AccessIntervals
 
+_BLOCK_PAGES = 1 << 15
+
 
 def rate_grid(low: float, high: float, points: int = 48) -> np.ndarray:
     """``points`` change rates spaced evenly in log between ``low`` and ``high``."""
@@ -42,13 +44,15 @@ def grid_log_likelihood(intervals: AccessIntervals, grid: np.ndarray) -> np.ndar
     >>> grid_log_likelihood(iv, np.array([np.log(2)])).round(6).tolist()
     [[-1.386294]]
     """
-    change = np.where(intervals.changed, intervals.length, 0.0)
     quiet = np.where(intervals.valid & ~intervals.changed, intervals.length, 0.0).sum(axis=1)
     out = np.empty((len(quiet), len(grid)))
-    with np.errstate(divide="ignore"):
-        for k, rate in enumerate(np.asarray(grid, dtype=np.float64)):
-            terms = np.where(change > 0, np.log(-np.expm1(-rate * change)), 0.0)
-            out[:, k] = terms.sum(axis=1) - rate * quiet
+    for start in range(0, len(quiet), _BLOCK_PAGES):  # bounded temporaries on big batches
+        block = slice(start, start + _BLOCK_PAGES)
+        change = np.where(intervals.changed[block], intervals.length[block], 0.0)
+        with np.errstate(divide="ignore"):
+            for k, rate in enumerate(np.asarray(grid, dtype=np.float64)):
+                terms = np.where(change > 0, np.log(-np.expm1(-rate * change)), 0.0)
+                out[block, k] = terms.sum(axis=1) - rate * quiet[block]
     return out
 
 
