@@ -50,8 +50,12 @@ __all__ = [
     "cost",
     "cost_curve",
     "make_liverank",
+    "replay",
     "simulate",
 ]
+
+UNKNOWN_ANSWER, DEAD_ANSWER, ALIVE_ANSWER = -1, 0, 1
+"""The codes of a known-answers array for :func:`replay`."""
 
 
 def make_liverank(
@@ -142,3 +146,28 @@ def simulate(session: LiveRankSession, alive: np.ndarray, batch_size: int = 0) -
         session.record_many(batch, alive[batch])
         batches.append(batch)
     return np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
+
+
+def replay(session: LiveRankSession, answers: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The order ``session`` follows as far as the answers known so far decide it.
+
+    ``answers`` holds one code per page: :data:`ALIVE_ANSWER`, :data:`DEAD_ANSWER` or
+    :data:`UNKNOWN_ANSWER`. Batches are handed out as in :func:`simulate`; the replay stops
+    after the first batch holding a page whose answer is unknown, since the strategy cannot
+    go on without it (a static LiveRank is always complete; a sample-based one needs every
+    sample answer; a dynamic one stops at its first unknown page). Returns the order and
+    whether it covers every page.
+    """
+    answers = np.asarray(answers)
+    if answers.shape != (session.n_pages,):
+        raise InvalidAnswer(f"{answers.size} answers for {session.n_pages} pages")
+    size = session.natural_batch or session.n_pages
+    batches: list[np.ndarray] = []
+    while not session.exhausted:
+        batch = session.next_batch(size)
+        batches.append(batch)
+        if (answers[batch] == UNKNOWN_ANSWER).any():
+            break
+        session.record_many(batch, answers[batch] == ALIVE_ANSWER)
+    order = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
+    return order, order.size == session.n_pages

@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from ranking.liverank import LiveRankSettings, make_liverank, simulate
+from ranking.liverank import (
+    ALIVE_ANSWER,
+    DEAD_ANSWER,
+    UNKNOWN_ANSWER,
+    LiveRankSettings,
+    make_liverank,
+    replay,
+    simulate,
+)
 from ranking.liverank_errors import (
     InvalidAnswer,
     InvalidGraph,
@@ -177,3 +185,16 @@ def test_settings_are_checked():
     assert LiveRankSettings(sample=50).sample_size(20) == 20
     with pytest.raises(InvalidGraph, match="host"):
         make_liverank(LinkGraph.from_edges([0], [1]), LiveRankSettings(strategy="asf"))
+
+
+def test_replay_goes_as_far_as_the_known_answers_decide(two_chains):
+    unknown = np.full(6, UNKNOWN_ANSWER)
+    order, complete = replay(make_liverank(two_chains, LiveRankSettings(strategy="p")), unknown)
+    assert complete and order.tolist() == [2, 5, 1, 4, 0, 3]
+    settings = LiveRankSettings(strategy="pa_pm", sample=2, sample_kind="pagerank")
+    order, complete = replay(make_liverank(two_chains, settings), unknown)
+    assert not complete and order.tolist() == [2, 5]
+    known = unknown.copy()
+    known[[2, 5]] = [ALIVE_ANSWER, DEAD_ANSWER]
+    order, complete = replay(make_liverank(two_chains, settings), known)
+    assert complete and order[:3].tolist() == [2, 5, 1]
