@@ -28,6 +28,24 @@ class PageType(enum.StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
+PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in enumerate(PageType)}
+"""The small integer of each type in :meth:`Metadata.refresh_view`'s ``type`` column.
+
+>>> PAGE_TYPE_CODE[PageType.XML]
+1
+"""
+
+SCORE_COLUMNS = (
+    "importance",
+    "interest",
+    "opic_cash",
+    "opic_history",
+    "change_rate",
+    "next_refresh",
+)
+"""The per-page numbers that ranking, OPIC and refresh write in bulk (``Metadata.set_scores``)."""
+
+
 class LoadStatus(enum.StrEnum):
     """The loading status of an XML document (the paper's Status-Data)."""
 
@@ -110,3 +128,17 @@ class PageRecord:
     redirect_to: int | None = None
     discovered_at: float | None = None
     observations: list[Observation] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedLink:
+    """A URL refused a URL-Id (invalid, out of scope, a spider trap), kept so none vanishes.
+
+    ``referrer`` is the URL-Id of the page the link was found in (None for seeds);
+    ``at`` the simulated time of the refusal.
+    """
+
+    url: str
+    reason: str
+    referrer: int | None = None
+    at: float | None = None
