@@ -40,4 +40,7 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import repository  # noqa: E402,F401
+from xyleme.cli import (  # noqa: E402
+    liverank,  # noqa: F401
+    repository,  # noqa: F401
+)
