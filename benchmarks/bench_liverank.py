@@ -127,6 +127,7 @@ def main() -> None:
         "--sample-kind", default="random", choices=("random", "pagerank", "indegree")
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--png", type=Path, default=OUT / "liverank_cost.png", help="plot file")
     args = parser.parse_args()
     n_pages = args.pages or (20_000 if args.quick else 100_000)
 
@@ -144,9 +145,8 @@ def main() -> None:
     print()
     for name, ok in checks.items():
         print(f"target {name}: {'met' if ok else 'NOT met'}")
-    png = OUT / "liverank_cost.png"
-    draw(result["costs"], result["n_over_na"], png)
-    print(f"plot: {png}; total {time.perf_counter() - started:.1f}s")
+    draw(result["costs"], result["n_over_na"], args.png)
+    print(f"plot: {args.png}; total {time.perf_counter() - started:.1f}s")
     summary = {
         "cost": {
             strategy: {f"{alpha:.1f}": round(value, 4) for alpha, value in curve.items()}

@@ -10,9 +10,10 @@ from ranking.liverank_settings import STRATEGIES
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_liverank.py"
 
 
-def test_small_benchmark_prints_every_cost_curve():
+def test_small_benchmark_prints_every_cost_curve(tmp_path):
+    png = tmp_path / "cost.png"
     out = subprocess.run(
-        [sys.executable, str(BENCH), "--pages", "3000"],
+        [sys.executable, str(BENCH), "--pages", "3000", "--png", str(png)],
         capture_output=True,
         text=True,
         check=True,
@@ -24,3 +25,4 @@ def test_small_benchmark_prints_every_cost_curve():
         assert list(curve) == alphas
         assert all(value >= 1.0 for value in curve.values())
     assert 0.1 <= summary["alive_fraction"] <= 0.35
+    assert png.stat().st_size > 0
