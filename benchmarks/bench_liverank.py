@@ -1,6 +1,7 @@
 """Reproduce §4's comparison of LiveRanks (seed 001, Figures 4–6) on an aged web graph.
 
-Builds a synthetic host-structured web graph, ages it (benchmarks/liverank_aging.py), runs
+Takes the simulated web's link graph (or a synthetic host/section graph), ages it a year with
+the model of benchmarks/liverank_aging.py through simweb's lifecycle hook, runs
 every strategy to the end against the known truth and prints cost(α) for α = 0.1 … 0.9 as a
 table, each strategy's cost relative to the random ordering R (the paper's reference), and
 whether the paper's ordering holds. Draws the curves into benchmarks/out/liverank_cost.png.
@@ -19,9 +20,17 @@ import time
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.liverank_aging import AgingModel, age_graph
+from benchmarks.liverank_aging import (
+    AgedWeb,
+    AgingModel,
+    age_graph,
+    aging_lifecycle,
+    simweb_graph,
+)
 from benchmarks.liverank_webgraph import synthetic_web
 from ranking.liverank import (
     BENCHMARK_ALPHAS,
@@ -31,19 +40,42 @@ from ranking.liverank import (
     make_liverank,
     simulate,
 )
-from ranking.liverank_graph import personalised_pagerank
+from ranking.liverank_graph import LinkGraph, personalised_pagerank
+from xyleme.simweb import GroundTruth, SimWeb, SimWebSettings
+from xyleme.simweb.settings import DAY
 
 OUT = Path(__file__).resolve().parent / "out"
 PAPER_ORDER = ("pa_pm", "pa", "p", "i")
 """§4.1.1: P_a^{+/-} ≤ P_a ≤ P ≤ I < R for small α on uk-2002."""
 
 
-def run(n_pages: int, sample: float, sample_kind: str, seed: int) -> dict:
+AGED_DAYS = 365.0
+"""How long the simulated web ages after the old crawl (all deaths fall within it)."""
+
+
+def aged_graph(kind: str, n_pages: int, seed: int) -> tuple[LinkGraph, np.ndarray, AgedWeb]:
+    """The old crawl's graph, the truth a year later, and each page's fate.
+
+    ``simweb``: the simulated web's links at its epoch, aged through its lifecycle hook; the
+    truth is what its ground truth says a year on. ``synthetic``: benchmarks/
+    liverank_webgraph.py's host/section graph, aged by the same model.
+    """
+    model = AgingModel(seed=seed)
+    if kind == "synthetic":
+        graph = synthetic_web(n_pages, seed=seed)
+        aged = age_graph(graph, model)
+        return graph, aged.alive, aged
+    settings = SimWebSettings(hosts=max(1, n_pages // 200), pages=n_pages, seed=seed)
+    web = SimWeb(settings, lifecycle=aging_lifecycle(model, over_days=AGED_DAYS))
+    graph = simweb_graph(web.structure)
+    alive = GroundTruth(web).alive(settings.epoch + AGED_DAYS * DAY)
+    return graph, alive, age_graph(graph, model)
+
+
+def run(n_pages: int, graph_kind: str, sample: float, sample_kind: str, seed: int) -> dict:
     """Age a graph, run every strategy, return costs, timings and the truth's make-up."""
-    graph = synthetic_web(n_pages, seed=seed)
+    graph, alive, aged = aged_graph(graph_kind, n_pages, seed)
     pagerank = personalised_pagerank(graph)
-    aged = age_graph(graph, AgingModel(seed=seed), pagerank=pagerank)
-    alive = aged.alive
     costs, seconds = {}, {}
     for strategy in STRATEGIES:
         settings = LiveRankSettings(
@@ -126,16 +158,22 @@ def main() -> None:
     parser.add_argument(
         "--sample-kind", default="random", choices=("random", "pagerank", "indegree")
     )
+    parser.add_argument(
+        "--graph",
+        choices=("simweb", "synthetic"),
+        default="simweb",
+        help="the simulated web's links, or the host/section synthetic graph",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--png", type=Path, default=OUT / "liverank_cost.png", help="plot file")
     args = parser.parse_args()
     n_pages = args.pages or (20_000 if args.quick else 100_000)
 
     started = time.perf_counter()
-    result = run(n_pages, args.sample, args.sample_kind, args.seed)
+    result = run(n_pages, args.graph, args.sample, args.sample_kind, args.seed)
     graph = result["graph"]
     print(
-        f"{n_pages} pages, {graph.adjacency.nnz} links, "
+        f"{args.graph} graph: {n_pages} pages, {graph.adjacency.nnz} links, "
         f"{int(graph.hosts.max()) + 1} hosts; sample z = {args.sample} ({args.sample_kind})"
     )
     fates = ", ".join(f"{name} {share:.1%}" for name, share in result["fates"].items())
@@ -153,6 +191,7 @@ def main() -> None:
             for strategy, curve in result["costs"].items()
         },
         "n_pages": n_pages,
+        "graph": args.graph,
         "alive_fraction": round(1.0 / result["n_over_na"], 4),
         "n_over_na": round(result["n_over_na"], 4),
         "targets": checks,

@@ -20,11 +20,17 @@ structural correlations it observes (§3.3):
    200 with a "page not found" body (half of uk-2002's 200s, §3.1); only a GET sees it.
 
 The truth (:attr:`AgedWeb.alive`) counts soft 404s as dead.
+
+:func:`aging_lifecycle` plugs the model into the simulated web's lifecycle hook
+(``SimWeb(settings, lifecycle=aging_lifecycle(...))``), so an aged simweb serves those pages as
+dead. That hook knows HTTP answers only, so a page of a dead host answers 410 there instead of
+failing to resolve.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +38,10 @@ from scipy.special import expit, logit
 from scipy.stats import rankdata
 
 from ranking.liverank_graph import LinkGraph, personalised_pagerank
+from xyleme.simweb import LifecycleModel, Lifecycles
+from xyleme.simweb.lifecycle import SOFT_404
+from xyleme.simweb.settings import DAY
+from xyleme.simweb.web import WebStructure
 
 
 class Fate(enum.IntEnum):
@@ -156,3 +166,46 @@ def _spread_death(
         frontier = ~(dead | killed) & (rng.random(graph.n_pages) < probability * share)
         killed |= frontier
     return killed
+
+
+def simweb_graph(structure: WebStructure) -> LinkGraph:
+    """The simulated web's base links (what a crawl at its epoch sees) as a :class:`LinkGraph`."""
+    n_pages = structure.page_count
+    sources = np.repeat(np.arange(n_pages), np.diff(structure.link_offsets))
+    hosts = structure.host_of.astype(np.int64)
+    return LinkGraph.from_edges(sources, structure.link_targets, n_pages, hosts=hosts)
+
+
+def aging_lifecycle(model: AgingModel | None = None, *, over_days: float = 365.0) -> LifecycleModel:
+    """A simweb lifecycle model that ages the web by ``model`` within ``over_days`` of its epoch.
+
+    Every page exists at the epoch (the old crawl); each page the model kills dies at a whole
+    second drawn uniformly in the ``over_days`` after it, so from ``epoch + over_days·DAY`` on
+    the web is fully aged. Dead pages answer 404 (GONE), 200 with a "not found" body
+    (SOFT_404), or 410 (HOST_DOWN: the hook cannot make a host stop resolving).
+
+    Examples
+    --------
+    >>> from xyleme.simweb import SimWeb, SimWebSettings
+    >>> web = SimWeb(SimWebSettings(hosts=4, pages=400, seed=2), lifecycle=aging_lifecycle())
+    >>> bool(web.lifecycles.death.min() > web.settings.epoch)
+    True
+    """
+    model = model or AgingModel()
+    if over_days <= 0:
+        raise ValueError(f"over_days must be positive, not {over_days}")
+
+    def lifecycle(structure: WebStructure) -> Lifecycles:
+        fate = age_graph(simweb_graph(structure), model).fate
+        n_pages = structure.page_count
+        epoch = structure.settings.epoch
+        dead = np.flatnonzero(fate != Fate.ALIVE)
+        rng = np.random.default_rng([model.seed, 1])
+        death = np.full(n_pages, math.inf)
+        death[dead] = epoch + np.ceil(rng.uniform(1.0, over_days * DAY, dead.size))
+        status = np.full(n_pages, 404, dtype=np.int16)
+        status[fate == Fate.SOFT_404] = SOFT_404
+        status[fate == Fate.HOST_DOWN] = 410
+        return Lifecycles(birth=np.full(n_pages, epoch), death=death, dead_status=status)
+
+    return lifecycle

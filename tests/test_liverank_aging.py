@@ -3,9 +3,18 @@
 import numpy as np
 import pytest
 
-from benchmarks.liverank_aging import AgingModel, Fate, age_graph
+from benchmarks.liverank_aging import (
+    AgingModel,
+    Fate,
+    age_graph,
+    aging_lifecycle,
+    simweb_graph,
+)
 from benchmarks.liverank_webgraph import synthetic_web
+from metadata.clock import ManualClock
 from ranking.liverank_graph import personalised_pagerank
+from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
+from xyleme.simweb.settings import DAY
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +77,34 @@ def test_bad_parameters_are_refused():
         AgingModel(host_death=1.5)
     with pytest.raises(ValueError, match="page_survival"):
         AgingModel(page_survival=1.0)
+
+
+@pytest.fixture(scope="module")
+def aged_simweb():
+    settings = SimWebSettings(hosts=8, pages=1500, seed=3).without_faults()
+    return SimWeb(settings, lifecycle=aging_lifecycle(AgingModel(seed=5), over_days=30))
+
+
+def test_aged_simweb_kills_the_pages_the_model_kills(aged_simweb):
+    web = aged_simweb
+    graph = simweb_graph(web.structure)
+    assert graph.adjacency.nnz == len(web.structure.link_targets)
+    expected = age_graph(graph, AgingModel(seed=5)).alive
+    truth = GroundTruth(web)
+    assert truth.alive(web.settings.epoch).all()
+    assert (truth.alive(web.settings.epoch + 30 * DAY) == expected).all()
+    assert 0.05 < expected.mean() < 0.9
+
+
+async def test_aged_simweb_serves_dead_pages_as_dead(aged_simweb):
+    web = aged_simweb
+    fate = age_graph(simweb_graph(web.structure), AgingModel(seed=5)).fate
+    expected = {Fate.ALIVE: 200, Fate.GONE: 404, Fate.SOFT_404: 200, Fate.HOST_DOWN: 410}
+    clock = ManualClock(web.settings.epoch + 30 * DAY)
+    async with SimWebServer(web, clock) as server, server.client_session() as session:
+        for kind, status in expected.items():
+            page = int(np.flatnonzero(fate == kind)[0])
+            async with session.get(web.url(page)) as response:
+                body = await response.text()
+                assert response.status == status, kind
+                assert ("<title>Page not found" in body) == (kind == Fate.SOFT_404)
