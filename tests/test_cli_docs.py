@@ -22,7 +22,8 @@ def _commands(group: click.Group, prefix: str = "xyleme") -> list[tuple[str, cli
 
 COMMANDS = _commands(cli)
 DOCS = "\n".join(
-    path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]
+    path.read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]
 )
 
 
