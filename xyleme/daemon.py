@@ -36,7 +36,7 @@ from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
-from refresh.report import ScheduleReport, schedule_report
+from refresh.report import ScheduleReport, host_keys, schedule_report
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
@@ -359,14 +359,13 @@ class Daemon:
         aligned_cash = np.zeros(len(ids))
         held = ids < len(cash)
         aligned_cash[held] = cash[ids[held]]
-        hosts = [urlsplit(url).hostname or "" for url in md.urls_of(ids.tolist())]
         report = schedule_report(
             view,
             history,
             now,
             self.config.refresh,
             units=1,
-            host_keys=np.unique(np.array(hosts, dtype=str), return_inverse=True)[1].ravel(),
+            host_keys=host_keys(md.urls_of(ids.tolist())),
             opic_cash=aligned_cash,
         )
         estimated = ~np.isin(report.method, ["prior", "stored"])
