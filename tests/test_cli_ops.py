@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from metadata import FetchResult, Metadata, PageType
 from metadata.clock import ManualClock
+from xyleme import commands
 from xyleme.cli import cli
 from xyleme.status import save_clock, save_live_status
 
@@ -167,3 +168,18 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
     assert "policy        G 100  theta 0.1  S 2.5  omega 0.25" in lines
     data = json.loads(xyleme(repo, "status", "--json"))
     assert data["live"] == live and data["clock"] == {"now": 86_400.0, "speed": 60.0}
+
+
+def test_recheck_without_a_daemon_stores_the_order_for_the_next_one(crawled):
+    answer = json.loads(xyleme(crawled, "recheck", "--strategy", "i", "--json"))
+    assert answer["pages"] == 2 and answer["queued"] is False
+    with Metadata.open(crawled / "metadata.db") as md:
+        assert commands.take_recheck(md) == [2, 1]  # the linked page first (in-degree)
+        assert commands.take_recheck(md) == []
+    assert "1 pages to re-check" in xyleme(crawled, "recheck", "--limit", "1")
+
+
+def test_recheck_refuses_an_adaptive_strategy(crawled):
+    assert "Invalid value for '--strategy'" in xyleme(
+        crawled, "recheck", "--strategy", "ai", code=2
+    )

@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
-from metadata import Metadata, PageType
+from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import ManualClock
 from tests.daemon_fixtures import make_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
+from xyleme.crawler import Level
 from xyleme.daemon import Daemon
 from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 
@@ -42,6 +43,7 @@ async def run(tmp_path):
                 clock.advance(DAY)
                 await daemon.refresh_scan()
                 await daemon.crawler.run()
+            await daemon.recompute_ranking()
             yield daemon, read_once
         finally:
             daemon.close()
@@ -74,3 +76,22 @@ async def test_change_rates_and_opic_are_stored(run):
     daemon.checkpoint()
     ids, history = daemon.md.scores("opic_history")
     assert len(ids) > 100 and history.sum() == pytest.approx(1.0, abs=0.05)
+
+
+async def test_rankings_are_computed_for_every_page(run):
+    daemon, _ = run
+    view = daemon.md.refresh_view()
+    ids, importance = daemon.md.scores("importance")
+    assert ids.tolist() == view["id"].tolist()
+    assert importance.sum() == pytest.approx(1.0, rel=1e-6)
+    xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
+    _, interest = daemon.md.scores("interest")
+    assert len(interest) == len(ids) and np.all(interest[xml] > 0)  # E' seeds the XML pages
+    assert daemon.passes["ranking"] == daemon.clock.now()
+
+
+async def test_a_recheck_queues_the_best_pages_at_the_background_level(run):
+    daemon, _ = run
+    answer = await daemon.recheck("p", 10)
+    assert answer.data == {"pages": 10, "strategy": "p", "queued": True}
+    assert daemon.crawler.frontier.sizes()[Level.BACKGROUND] == 10

@@ -30,6 +30,7 @@ from typing import Any
 
 from metadata import MetadataSettings
 from ranking.opic_settings import OPICSettings
+from ranking.settings import RankingSettings
 from refresh.settings import RefreshSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
@@ -61,6 +62,7 @@ class Config:
     crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
     opic: OPICSettings = field(default_factory=OPICSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
+    ranking: RankingSettings = field(default_factory=RankingSettings)
 
     def __post_init__(self) -> None:
         for (section, key), (source, source_key) in LINKED.items():

@@ -23,6 +23,7 @@ import inspect
 import logging
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -34,14 +35,17 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
+from ranking.errors import RankingCancelled, RankingError
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
+from ranking.repository import rank_repository
 from refresh.report import ScheduleReport, host_keys, schedule_report
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
 from xyleme.lock import DaemonLock
+from xyleme.recheck import recheck_order
 from xyleme.status import restore_clock, save_clock, save_live_status
 
 log = logging.getLogger(__name__)
@@ -101,6 +105,7 @@ class Daemon:
         self._stop: asyncio.Event | None = None
         self._scheduler: AsyncIOScheduler | None = None
         self._running_jobs: set[asyncio.Task] = set()
+        self._rank_cancel = threading.Event()
 
     # ------------------------------------------------------------------ life cycle
 
@@ -153,6 +158,7 @@ class Daemon:
             self.open()
             try:
                 self.queue_unread()
+                await self._queue_recheck(commands.take_recheck(self.md))
                 self._scheduler = self._start_scheduler()
                 if not self.paused:
                     self.start_fetching()
@@ -165,7 +171,10 @@ class Daemon:
             raise DaemonStopped(self.failure)
 
     def stop(self, failure: str | None = None) -> None:
-        """Ask :meth:`run` to stop taking work and return (``failure`` says why, if bad)."""
+        """Ask :meth:`run` to stop taking work and return (``failure`` says why, if bad).
+
+        A ranking pass in progress is cancelled (it is recomputed at the next start)."""
+        self._rank_cancel.set()
         if failure is not None and self.failure is None:
             self.failure = failure
             log.error("stopping: %s", failure)
@@ -200,6 +209,7 @@ class Daemon:
         scheduler = AsyncIOScheduler()
         jobs = [
             (self.refresh_scan, self._real_seconds(1.0)),
+            (self._ranking_job, self._real_seconds(settings.rank_every)),
             (self._checkpoint_job, settings.checkpoint_seconds),
             (self.poll_commands, settings.command_poll),
         ]
@@ -348,6 +358,45 @@ class Daemon:
             self.policy["obsolescence"],
         )
 
+    async def recompute_ranking(self) -> dict[str, Any]:
+        """Importance and interest of every page (paper §5), every ``rank_every`` units.
+
+        The sliced computation runs in a worker thread (its kernels release the GIL), so
+        fetching goes on; a stop cancels it between two slices, and nothing is written then.
+        Returns the pass's figures (also logged).
+        """
+        started = self.clock.now()
+        self._rank_cancel.clear()
+        folder = self.repository / self.config.paths.ranking
+        ranking = await asyncio.to_thread(
+            rank_repository, self.md, folder, self.config.ranking, cancel=self._rank_cancel
+        )
+        self.passes["ranking"] = started
+        figures = {
+            "pages": ranking.pages,
+            "xml_pages": ranking.xml_pages,
+            "links": ranking.links,
+            "importance_sweeps": ranking.importance.sweeps,
+            "interest_sweeps": None if ranking.interest is None else ranking.interest.sweeps,
+        }
+        log.info(
+            "ranking pass: %d pages (%d XML), %d links; importance in %d sweeps%s",
+            ranking.pages,
+            ranking.xml_pages,
+            ranking.links,
+            ranking.importance.sweeps,
+            "" if ranking.interest is None else f", interest in {ranking.interest.sweeps}",
+        )
+        return figures
+
+    async def _ranking_job(self) -> None:
+        try:
+            await self.recompute_ranking()
+        except RankingCancelled:
+            log.info("ranking pass cancelled by the stop")
+        except RankingError as error:  # e.g. no page yet, not converged: next time
+            log.warning("ranking pass skipped: %s", error)
+
     def _plan_refreshes(self, now: float, cash: np.ndarray) -> tuple[ScheduleReport, float]:
         """In a thread: the schedule from the metadata, its λ and next refreshes stored, and
         the repository's current obsolescence Σ r·λ·(now − last read) over the refreshed
@@ -447,6 +496,24 @@ class Daemon:
         for url in reply.data["added"]:
             self.crawler.submit(url, Level.SCOUTING)
         return reply
+
+    async def recheck(self, strategy: str, limit: int | None) -> Answer:
+        """``recheck``: queue the read pages at the background level in LiveRank order."""
+        order = await asyncio.to_thread(recheck_order, self.md, strategy, limit)
+        queued = await self._queue_recheck(order.tolist())
+        return Answer(
+            f"{queued} pages queued for re-check in LiveRank order {strategy!r} (level 4)",
+            {"pages": queued, "strategy": strategy, "queued": True},
+        )
+
+    async def _queue_recheck(self, url_ids: list[int]) -> int:
+        """Queue pages at the background level, the first ones most urgent."""
+        queued = 0
+        for rank, url_id in enumerate(url_ids):
+            queued += self.crawler.submit(url_id, Level.BACKGROUND, float(len(url_ids) - rank))
+            if rank % 256 == 255:
+                await asyncio.sleep(0)  # a URL lookup each: let the fetchers run between
+        return queued
 
     async def set_paused(self, paused: bool) -> Answer:
         """``pause`` / ``resume``: stop or restart the workers; the choice survives a restart."""
