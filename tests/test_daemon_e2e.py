@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metadata import PAGE_TYPE_CODE, Metadata, PageType
+from metadata import PAGE_TYPE_CODE, LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
 from tests.daemon_fixtures import make_repository
 from xyleme.commands import RepositoryTarget
@@ -49,9 +49,16 @@ async def run(tmp_path):
             daemon.close()
 
 
-async def test_the_web_is_read_and_xml_found(run):
-    _, read_once = run
+async def test_the_web_is_read_and_xml_loaded(run):
+    daemon, read_once = run
     assert read_once[PageType.HTML] > 100 and read_once[PageType.XML] > 20
+    assert daemon.sink.loaded >= read_once[PageType.XML]  # first versions, then changes
+    view = daemon.md.refresh_view()
+    xml = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
+    statuses = [daemon.md.status(url_id) for url_id in xml]
+    loaded = [status for status in statuses if status and status[0] is LoadStatus.LOADED]
+    assert len(loaded) > 0.8 * len(xml)  # the rest wait for a DTD or failed validation
+    assert (daemon.repository / "documents").exists()
 
 
 async def test_refreshes_come_at_about_g_per_unit(run):

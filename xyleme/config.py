@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loader import LoaderSettings
 from metadata import MetadataSettings
 from ranking.opic_settings import OPICSettings
 from ranking.settings import RankingSettings
@@ -63,6 +64,7 @@ class Config:
     opic: OPICSettings = field(default_factory=OPICSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
     ranking: RankingSettings = field(default_factory=RankingSettings)
+    loader: LoaderSettings = field(default_factory=LoaderSettings)
 
     def __post_init__(self) -> None:
         for (section, key), (source, source_key) in LINKED.items():

@@ -44,6 +44,7 @@ from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
+from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock
 from xyleme.recheck import recheck_order
 from xyleme.status import restore_clock, save_clock, save_live_status
@@ -92,6 +93,7 @@ class Daemon:
         self.resolver = resolver
         self.crawler: Crawler | None = None
         self.opic: OPIC | None = None
+        self.sink: LoaderSink | None = None
         self._fetching: asyncio.Task | None = None
         self.lock = DaemonLock(repository)
         self.md: Metadata | None = None
@@ -125,6 +127,9 @@ class Daemon:
         self.crawler = Crawler(
             md, self.config.crawler, self._scope(), clock=self.clock, resolver=self.resolver
         )
+        documents = self.repository / self.config.paths.documents
+        self.sink = LoaderSink(documents, md, self.crawler, self.clock, self.config.loader)
+        self.crawler.sink = self.sink
         self.opic = self._restore_opic()
         self._listen_to_fetches()
         self.checkpoint()
@@ -143,6 +148,7 @@ class Daemon:
         try:
             self.checkpoint()
         finally:
+            self.sink.close()
             self.md.close()
             self.md = None
             self.lock.release()
@@ -273,6 +279,9 @@ class Daemon:
         for signal_ in (signals.page_fetched, signals.page_failed, signals.page_dead):
             self.crawler.signals.connect(signal_, lambda event: credit(event.result))
         self.crawler.signals.connect(signals.page_fetched, self._count_refresh)
+        self.crawler.signals.connect(signals.page_fetched, self.sink.dependency_fetched)
+        for signal_ in (signals.page_failed, signals.page_dead):
+            self.crawler.signals.connect(signal_, self.sink.dependency_failed)
 
     def _count_refresh(self, event: CrawlEvent) -> None:
         if event.level == Level.REFRESH:
@@ -340,6 +349,9 @@ class Daemon:
                 self.crawler.submit(url_id, level, score)
                 if count % 256 == 255:
                     await asyncio.sleep(0)  # a URL lookup each: let the fetchers run between
+        expired = await self.sink.expire_waiting()
+        if expired:
+            log.info("%d documents waited too long for a DTD or entity: failed", expired)
         self.refreshes_per_unit.append(self._refreshes)
         self._refreshes = 0
         self.passes["refresh"] = now
@@ -457,6 +469,7 @@ class Daemon:
             "fetch_rate": crawl["pages_per_s"] if self._fetching else 0.0,
             "queues": {str(level): size for level, size in crawl["queues"].items()},
             "fetched": crawl["pages"],
+            "loaded": self.sink.loaded,
             "errors": crawl["errors"],
             "last_refresh": self.passes["refresh"],
             "last_ranking": self.passes["ranking"],
