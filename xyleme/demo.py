@@ -150,6 +150,7 @@ def progress_facts(daemon: Daemon, start: float, days: float) -> dict[str, Any]:
         "known": sum(counts.values()),
         "read": sum(counts[kind] for kind in (PageType.HTML, PageType.XML, PageType.DTD)),
         "xml": counts[PageType.XML],
+        "stored": live["loaded"],
         "errors": counts[PageType.ERROR] + counts[PageType.DEAD],
         "fetch_rate": live["fetch_rate"],
         "queues": live["queues"],

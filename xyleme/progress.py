@@ -2,7 +2,8 @@
 
 Both render the same *progress facts*, a dict the demo samples from the running daemon:
 ``day``/``days`` (simulated days elapsed / planned), ``known``, ``read``, ``xml``, ``errors``
-(pages), ``fetch_rate`` (pages per real second), ``queues`` (level → requests waiting),
+(pages), ``stored`` (XML versions the loader stored), ``fetch_rate`` (pages per real
+second), ``queues`` (level → requests waiting),
 ``obsolescence`` and ``omega`` (the repository's current obsolescence and the optimum
 Ω(G) of the refresh policy, None until the first refresh pass).
 """
@@ -42,7 +43,8 @@ def plain_line(facts: dict[str, Any]) -> str:
     """One log line of progress (when stdout is not a terminal)."""
     return (
         f"day {facts['day']:.1f}/{facts['days']:g}  known {facts['known']}  read {facts['read']}"
-        f"  XML {facts['xml']}  errors {facts['errors']}  {facts['fetch_rate']:.0f} pages/s"
+        f"  XML {facts['xml']} ({facts['stored']} versions stored)  errors {facts['errors']}"
+        f"  {facts['fetch_rate']:.0f} pages/s"
         f"  queues {queues_text(facts['queues'])}  obsolescence {_obsolescence(facts)}"
     )
 
@@ -57,8 +59,8 @@ def live_panel(facts: dict[str, Any]) -> Group:
     table.add_row("", ProgressBar(total=facts["days"], completed=done, width=50))
     table.add_row(
         "pages",
-        f"{facts['known']} known, {facts['read']} read, {facts['xml']} XML loaded, "
-        f"{facts['errors']} errors",
+        f"{facts['known']} known, {facts['read']} read, {facts['xml']} XML "
+        f"({facts['stored']} versions stored), {facts['errors']} errors",
     )
     table.add_row("fetch rate", f"{facts['fetch_rate']:.0f} pages/s")
     table.add_row("queues", queues_text(facts["queues"]))
