@@ -18,6 +18,7 @@ from xyleme.demo import choose_plan, measure_capacity, run_demo, summary, web_se
 from xyleme.logs import configure_logging
 from xyleme.progress import live_panel, plain_line
 from xyleme.simweb import GroundTruth, SimWeb
+from xyleme.simweb.process import SimWebProcessError
 
 
 @cli.command("demo")
@@ -64,7 +65,12 @@ def demo(days: float, pages: int, speed: float | None, directory: Path | None) -
         f"repository {repository}"
     )
     click.echo("measuring the crawler's capacity on a frozen copy of the web ...")
-    capacity = asyncio.run(measure_capacity(settings))
+    try:
+        capacity = asyncio.run(measure_capacity(settings))
+    except KeyboardInterrupt:
+        raise click.Abort() from None
+    except SimWebProcessError as error:
+        raise click.ClickException(str(error)) from None
     plan = choose_plan(settings.pages, settings.hosts, days, capacity, speed)
     click.echo(plan.describe())
     if terminal:
