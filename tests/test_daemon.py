@@ -2,6 +2,7 @@
 
 import json
 import signal
+import sqlite3
 
 import pytest
 from click.testing import CliRunner
@@ -13,7 +14,7 @@ from xyleme import commands
 from xyleme.cli import cli
 from xyleme.config import Config
 from xyleme.daemon import Daemon
-from xyleme.lock import RepositoryLocked
+from xyleme.lock import DaemonLock, RepositoryLocked
 
 
 def xyleme(repo, *args):
@@ -118,3 +119,34 @@ def test_an_unanswered_command_is_withdrawn(repo):
         with pytest.raises(commands.CommandFailed, match="did not take the command"):
             commands.wait_for_answer(md, command_id, timeout=0.2, poll=0.05)
         assert md.state_keys("command/") == []
+
+
+async def test_a_full_disk_stops_the_daemon_with_a_clear_message(repo, monkeypatch):
+    daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
+    daemon.open()
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+
+    def no_space(*_args):
+        raise full
+
+    monkeypatch.setattr(daemon.md, "put_state", no_space)
+    await daemon._run_job(daemon._checkpoint_job)
+    assert daemon.failure == "cannot write to the repository: database or disk is full"
+    daemon.close()  # its last checkpoint fails the same way: no exception, the lock is free
+    with Metadata.open(repo / "metadata.db", readonly=True) as md:
+        assert md.get_state("clock") is not None  # the checkpoint of the start is intact
+    with DaemonLock(repo):  # released: a new daemon may start
+        pass
+
+
+async def test_a_failing_job_is_logged_and_the_daemon_goes_on(repo, caplog):
+    daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
+    daemon.open()
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    await daemon._run_job(broken)
+    assert daemon.failure is None and "periodic job broken failed" in caplog.text
+    daemon.close()

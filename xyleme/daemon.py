@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import logging
 import signal
@@ -147,6 +148,10 @@ class Daemon:
             return
         try:
             self.checkpoint()
+        except Exception as error:
+            if not _disk_full(error):
+                raise
+            self.stop(f"cannot write the last checkpoint: {error}")
         finally:
             self.sink.close()
             self.md.close()
@@ -240,8 +245,11 @@ class Daemon:
         self._running_jobs.add(task)
         try:
             await job()
-        except Exception:
-            log.exception("periodic job %s failed (it runs again at its next time)", job.__name__)
+        except Exception as error:
+            if _disk_full(error):  # nothing more can be written: stop cleanly, say why
+                self.stop(f"cannot write to the repository: {error}")
+            else:
+                log.exception("periodic job %s failed (it runs again next time)", job.__name__)
         finally:
             self._running_jobs.discard(task)
 
@@ -454,12 +462,7 @@ class Daemon:
     async def _checkpoint_job(self) -> None:
         """The periodic checkpoint: state captured on the loop in milliseconds (OPIC is fed
         there and is not thread-safe), written in a thread so fetching never waits for it."""
-        try:
-            await asyncio.to_thread(
-                self._write_checkpoint, self.opic.snapshot(), self.live_status()
-            )
-        except sqlite3.OperationalError as error:
-            self.stop(f"cannot write the checkpoint: {error}")
+        await asyncio.to_thread(self._write_checkpoint, self.opic.snapshot(), self.live_status())
 
     def live_status(self) -> dict[str, Any]:
         """The in-memory figures ``xyleme status`` shows."""
@@ -536,6 +539,13 @@ class Daemon:
         else:
             self.start_fetching()
         return commands.RepositoryTarget(self.md).set_paused(paused)
+
+
+def _disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the database's quota) is full."""
+    if isinstance(error, sqlite3.Error):
+        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
 
 
 def _iso(seconds: float) -> str:
