@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import pytest_asyncio
 
 from metadata import PAGE_TYPE_CODE, LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
@@ -17,13 +18,17 @@ G = 120.0
 DAYS = 8
 
 
-@pytest.fixture
-async def run(tmp_path):
-    """The daemon after reading the web once and running DAYS refresh passes."""
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def run(tmp_path_factory):
+    """The daemon after reading the web once and running DAYS refresh passes (once for all
+    the tests of this module: they only read it)."""
     # without faults: the spider trap would keep adding pages and dilute G (tested elsewhere)
     settings = SimWebSettings(hosts=3, pages=240, seed=7).without_faults()
     clock = ManualClock(settings.epoch)
-    repo = make_repository(tmp_path / "repo")
+    repo = make_repository(tmp_path_factory.mktemp("e2e") / "repo")
     config = (
         Config()
         .replace("bandwidth", G=G, theta=0.1)

@@ -42,7 +42,7 @@ READ_DAYS = 3.0
 REFRESH_SHARE = 0.5
 """Share of the measured capacity per day given to the refresh policy as G (headroom)."""
 MAX_SPEED = 86_400.0
-CALIBRATION_SECONDS = 3.0
+CALIBRATION_SECONDS = 2.0
 
 DEMO_CRAWLER = {
     # the simulated web is ours and on loopback: no politeness delay between requests
