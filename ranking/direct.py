@@ -9,11 +9,13 @@ the result is the standard PageRank of networkx or igraph, and ‖x‖₁ = 1.
 
 Gauss-Seidel: page j's new value is computed from the *current* values of its in-neighbours,
 so pages of earlier slices and earlier in the same slice are already new (the slice is
-updated in place, §5.3 "Gauss-Seidel iterations"). The dangling mass δ is kept current as
-dangling pages change.
+updated in place, §5.3 "Gauss-Seidel iterations"). Each page's own equation is solved
+exactly, self-links included, and the dangling mass δ is kept current as dangling pages
+change. Solving for the self-link matters on the web: a page whose links lead mostly back to
+itself is a mode that a sweep reading its old value shrinks only by c.
 
 Error bound. Writing A = M + E·dᵀ (column-stochastic) as L + U, L the part already updated
-when a page is computed, one sweep maps the error e = x − x* to (I − cL)⁻¹·cU·e, whose ℓ₁
+when a page is computed (its self-link included), one sweep maps the error e = x − x* to (I − cL)⁻¹·cU·e, whose ℓ₁
 norm is at most c: the row vector c·1ᵀ(I − cL) dominates 1ᵀ·cU, since with l_k the k-th
 column sum of L, c·(1 − c·l_k) ≥ c·(1 − l_k), and (I − cL)⁻¹ ≥ 0. Hence
 ‖x⁽ᵗ⁾ − x*‖₁ ≤ c/(1 − c)·‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁, the bound LAW's ``PageRankGaussSeidel`` uses.
@@ -142,6 +144,7 @@ class DirectPageRank(SlicedRanking):
         else:
             out = self.scaled[view.lo : view.hi]
         live = self.previous is None
+        in_place = live and self.in_slice == "gauss-seidel"
         delta, change, mass = kernels.gauss_seidel_slice(
             view.indptr,
             view.sources,
@@ -151,7 +154,7 @@ class DirectPageRank(SlicedRanking):
             self.teleport,
             self.damping,
             self.dangling if live else self._sweep_dangling,
-            live,
+            in_place,
             self.renormalise,
             out,
         )

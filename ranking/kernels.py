@@ -70,7 +70,7 @@ def gauss_seidel_slice(
     teleport: np.ndarray,
     damping: float,
     dangling: float,
-    live_dangling: bool,
+    in_place: bool,
     renormalise: bool,
     out: np.ndarray,
 ) -> tuple[float, float, float]:
@@ -78,12 +78,14 @@ def gauss_seidel_slice(
 
     ``source`` holds x_i / OutDeg(i) for pages with links and x_i for dangling pages (no
     edge ever reads a dangling page, so one vector serves both and each edge costs one
-    random read). New values go to ``out``. Gauss-Seidel passes the ranking vector itself
-    as ``source`` and its slice as ``out``, so later rows read the new values at once;
-    block-Jacobi passes a scratch ``out``; the paper's eq. 6–7 passes a copy of the previous
-    vector as ``source``. ``dangling`` is the rank mass on dangling pages: kept current
-    page by page when ``live_dangling``, frozen otherwise. A ``teleport`` of length 1 is the
-    uniform vector.
+    random read). New values go to ``out``.
+
+    Gauss-Seidel (``in_place``) passes the ranking vector itself as ``source`` and its slice
+    as ``out``, so later rows read new values at once; it solves each page's own equation
+    exactly, self-links included (x_j = (rest)/(1 − c·loops_j/OutDeg(j))), and keeps the
+    dangling mass current page by page. Otherwise every row reads the old values and the
+    dangling mass stays frozen: block-Jacobi passes a scratch ``out``, the paper's eq. 6–7
+    a copy of the previous vector as ``source``. A ``teleport`` of length 1 is uniform.
 
     Returns (‖Δ‖₁ over the slice, the change of the dangling mass, Σ of the new values).
     """
@@ -94,16 +96,23 @@ def gauss_seidel_slice(
     for row in range(indptr.shape[0] - 1):
         page = lo + row
         inflow = 0.0
+        loops = 0
         for e in range(indptr[row], indptr[row + 1]):
-            inflow += source[slice_src[e]]
+            i = slice_src[e]
+            if in_place and i == page:
+                loops += 1
+            else:
+                inflow += source[i]
         share = teleport[0] if uniform else teleport[page]
-        current = dangling + change if live_dangling else dangling
+        current = dangling + change if in_place else dangling
         if renormalise:
             new = (damping * inflow + (1.0 - damping) * share) / (1.0 - damping * current)
         else:
             new = damping * inflow + (damping * current + 1.0 - damping) * share
-        mass += new
         degree = outdeg[page]
+        if loops > 0:
+            new /= 1.0 - damping * loops / degree
+        mass += new
         if degree > 0:
             delta += abs(new - source[page] * degree)
             out[row] = new / degree
