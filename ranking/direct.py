@@ -14,10 +14,11 @@ exactly, self-links included, and the dangling mass δ is kept current as dangli
 change. Solving for the self-link matters on the web: a page whose links lead mostly back to
 itself is a mode that a sweep reading its old value shrinks only by c.
 
-Error bound. Writing A = M + E·dᵀ (column-stochastic) as L + U, L the part already updated
-when a page is computed (its self-link included), one sweep maps the error e = x − x* to (I − cL)⁻¹·cU·e, whose ℓ₁
-norm is at most c: the row vector c·1ᵀ(I − cL) dominates 1ᵀ·cU, since with l_k the k-th
-column sum of L, c·(1 − c·l_k) ≥ c·(1 − l_k), and (I − cL)⁻¹ ≥ 0. Hence
+Error bound. Write A = M + E·dᵀ (column-stochastic) as L + U, L the part already updated
+when a page is computed (its self-link included). One sweep maps the error e = x − x* to
+(I − cL)⁻¹·cU·e, whose ℓ₁ norm is at most c: the row vector c·1ᵀ(I − cL) dominates 1ᵀ·cU,
+since with l_k the k-th column sum of L, c·(1 − c·l_k) ≥ c·(1 − l_k), and (I − cL)⁻¹ ≥ 0.
+Hence
 ‖x⁽ᵗ⁾ − x*‖₁ ≤ c/(1 − c)·‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁, the bound LAW's ``PageRankGaussSeidel`` uses.
 
 The paper's normalisation factor r (eq. 6–7), ``renormalise=True``, drops the dangling term

@@ -45,6 +45,7 @@ def allocate(
     """
     if on_disk is None:
         return np.full(shape, fill, dtype=dtype)
+    on_disk.unlink(missing_ok=True)  # a fresh file: earlier results may still map the old one
     vector = np.lib.format.open_memmap(on_disk, mode="w+", dtype=dtype, shape=(shape,))
     if fill:
         vector[:] = fill
