@@ -15,11 +15,10 @@ from ranking.direct import DirectPageRank
 from ranking.errors import NotConverged
 from ranking.inverse import InversePageRank, importance_teleport, xml_teleport
 from ranking.result import RankResult
+from ranking.settings import VARIANTS
 from ranking.sliced import CombinedScan, ScanMonitor
 from ranking.slices import SlicedGraph
 from ranking.stopping import L1Bound, MaxSweeps, RelativeChange, StopRule
-
-VARIANTS = ("PR'", "PR''")
 
 
 def _checked(result: RankResult, strict: bool) -> RankResult:
@@ -46,7 +45,7 @@ def pagerank(
     personalization: np.ndarray | None = None,
     renormalise: bool = False,
     tol: float = 1e-8,
-    max_sweeps: int = 200,
+    max_sweeps: int = 1000,
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
     strict: bool = True,
@@ -108,7 +107,7 @@ def interest(
     damping: float = 0.85,
     importance: np.ndarray | None = None,
     tol: float = 1e-8,
-    max_sweeps: int = 200,
+    max_sweeps: int = 1000,
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
     strict: bool = True,
@@ -149,7 +148,7 @@ def importance_and_interest(
     damping: float = 0.85,
     variant: str = "PR'",
     tol: float = 1e-8,
-    max_sweeps: int = 200,
+    max_sweeps: int = 1000,
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
     strict: bool = True,

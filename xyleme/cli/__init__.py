@@ -40,4 +40,5 @@ def main() -> None:
     cli()
 
 
+from xyleme.cli import rank  # noqa: E402,F401,I001
 from xyleme.cli import repository  # noqa: E402,F401
