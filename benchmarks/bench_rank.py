@@ -106,15 +106,11 @@ class AnonPeak:
         self.peak = max(self.peak, anon_rss_bytes()[0])
 
 
-CPU_SECONDS: dict[str, float] = {}
-
-
 def _timed(function, *args, **kwargs):
-    """(value, wall seconds); the CPU seconds go to CPU_SECONDS under the function's name."""
+    """(value, wall seconds, CPU seconds of this process): the machine may be shared."""
     start, cpu = time.perf_counter(), time.process_time()
     value = function(*args, **kwargs)
-    CPU_SECONDS[getattr(function, "__name__", "call")] = time.process_time() - cpu
-    return value, time.perf_counter() - start
+    return value, time.perf_counter() - start, time.process_time() - cpu
 
 
 def _edges(work: Path, mmap: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -137,25 +133,25 @@ def work_xyleme(work: Path, n: int, memory: str, jacobi: bool) -> dict:
     figures: dict = {"baseline_anon_mb": anon_rss_bytes()[0] / MB}
     with AnonPeak() as peak:
         src, dst = _edges(work, mmap=True)
-        graph, figures["build_s"] = _timed(
+        graph, figures["build_s"], figures["build_cpu_s"] = _timed(
             SlicedGraph.from_arrays, src, dst, work / "slices", memory=memory, num_pages=n
         )
         figures["slices"] = graph.n_slices
         figures["vectors_in_ram"] = graph.vectors_in_ram
         stop = L1Bound(TOL) | MaxSweeps(MAX_SWEEPS)
-        direct, figures["direct_s"] = _timed(DirectPageRank(graph).run, stop)
-        figures["direct_cpu_s"] = CPU_SECONDS["run"]
+        direct, figures["direct_s"], figures["direct_cpu_s"] = _timed(
+            DirectPageRank(graph).run, stop
+        )
         figures["direct_sweeps"] = direct.sweeps
         np.save(work / "xyleme.npy", direct.values)
         if jacobi:
-            blocked, figures["jacobi_s"] = _timed(
+            blocked, figures["jacobi_s"], figures["jacobi_cpu_s"] = _timed(
                 DirectPageRank(graph, in_slice="jacobi").run, stop
             )
             figures["jacobi_sweeps"] = blocked.sweeps
-        (imp, inter), figures["both_s"] = _timed(
+        (imp, inter), figures["both_s"], figures["both_cpu_s"] = _timed(
             importance_and_interest, graph, _is_xml(n), tol=TOL, max_sweeps=MAX_SWEEPS
         )
-        figures["both_cpu_s"] = CPU_SECONDS["importance_and_interest"]
         figures["inverse_sweeps"] = inter.sweeps
         figures["both_sweeps"] = max(imp.sweeps, inter.sweeps)
     figures["peak_anon_mb"] = peak.peak / MB
@@ -167,10 +163,13 @@ def work_scipy(work: Path, n: int) -> dict:
     figures: dict = {"baseline_anon_mb": anon_rss_bytes()[0] / MB}
     with AnonPeak() as peak:
         src, dst = _edges(work, mmap=False)
-        power, figures["build_s"] = _timed(PowerIterationPageRank, src, dst, n)
+        power, figures["build_s"], figures["build_cpu_s"] = _timed(
+            PowerIterationPageRank, src, dst, n
+        )
         del src, dst
-        result, figures["solve_s"] = _timed(power.run, L1Bound(TOL) | MaxSweeps(MAX_SWEEPS))
-        figures["solve_cpu_s"] = CPU_SECONDS["run"]
+        result, figures["solve_s"], figures["solve_cpu_s"] = _timed(
+            power.run, L1Bound(TOL) | MaxSweeps(MAX_SWEEPS)
+        )
         figures["iterations"] = result.sweeps
     figures["peak_anon_mb"] = peak.peak / MB
     np.save(work / "scipy.npy", result.values)
@@ -187,10 +186,13 @@ def work_igraph(work: Path, n: int) -> dict:
     figures: dict = {"baseline_anon_mb": anon_rss_bytes()[0] / MB}
     with AnonPeak() as peak:
         src, dst = _edges(work, mmap=False)
-        graph, figures["build_s"] = _timed(_igraph_graph, igraph, src, dst, n)
+        graph, figures["build_s"], figures["build_cpu_s"] = _timed(
+            _igraph_graph, igraph, src, dst, n
+        )
         del src, dst
-        values, figures["solve_s"] = _timed(graph.pagerank, damping=0.85, implementation="prpack")
-        figures["solve_cpu_s"] = CPU_SECONDS["pagerank"]
+        values, figures["solve_s"], figures["solve_cpu_s"] = _timed(
+            graph.pagerank, damping=0.85, implementation="prpack"
+        )
     figures["peak_anon_mb"] = peak.peak / MB
     np.save(work / "igraph.npy", np.asarray(values))
     return figures
@@ -215,7 +217,7 @@ def work_networkx(work: Path, n: int) -> dict:
         graph.add_edges_from(zip(src.tolist(), dst.tolist(), strict=True))
         figures["build_s"] = time.perf_counter() - start
         # networkx stops when ‖Δ‖₁ < N·tol; its error is then below c/(1−c)·N·tol.
-        ranks, figures["solve_s"] = _timed(
+        ranks, figures["solve_s"], figures["solve_cpu_s"] = _timed(
             networkx.pagerank, graph, alpha=0.85, tol=TOL * 0.15 / 0.85 / n, max_iter=MAX_SWEEPS
         )
     figures["peak_anon_mb"] = peak.peak / MB
@@ -240,7 +242,7 @@ def work_table1(work: Path, n: int, memory: str) -> dict:
     ):
         for ranking in members:
             ranking.init()
-        _, seconds = _timed(lambda members=members: [scan(graph, members) for _ in range(3)])
+        _, seconds, _ = _timed(lambda members=members: [scan(graph, members) for _ in range(3)])
         figures[f"{name}_sweep_s"] = seconds / 3
     return figures
 
@@ -282,7 +284,7 @@ def l1_error(work: Path, name: str) -> float | None:
 
 
 def generate(work: Path, pages: int) -> tuple[int, float]:
-    (src, dst), seconds = _timed(web_graph, pages)
+    (src, dst), seconds, _ = _timed(web_graph, pages)
     np.save(work / "src.npy", src)
     np.save(work / "dst.npy", dst)
     return int(src.size), seconds
@@ -344,57 +346,26 @@ def main() -> None:
 def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> None:
     x, power = results["xyleme"], results["scipy"]
     print(
-        f"{'solver':<22}{'build s':>9}{'solve s':>9}{'sweeps':>8}"
-        f"{'peak anon MB':>14}{'l1 error':>11}"
+        f"{'solver':<22}{'build s':>9}{'solve s':>9}{'solve CPU s':>13}{'sweeps':>8}"
+        f"{'peak anon MB':>14}{'l1 error':>10}"
     )
-    rows = [
-        (
-            "xyleme direct (GS)",
-            x["build_s"],
-            x["direct_s"],
-            x["direct_sweeps"],
-            x["peak_anon_mb"],
-            l1_error(work, "xyleme"),
-        ),
-        (
-            "xyleme direct+inverse",
-            x["build_s"],
-            x["both_s"],
-            x["both_sweeps"],
-            x["peak_anon_mb"],
-            None,
-        ),
-        (
-            "scipy CSR power",
-            power["build_s"],
-            power["solve_s"],
-            power["iterations"],
-            power["peak_anon_mb"],
-            l1_error(work, "scipy"),
-        ),
-    ]
+    rows = [("xyleme direct (GS)", x, "direct", x["direct_sweeps"], "xyleme")]
     if "jacobi_s" in x:
-        rows.insert(
-            1,
-            (
-                "xyleme block-Jacobi",
-                x["build_s"],
-                x["jacobi_s"],
-                x["jacobi_sweeps"],
-                x["peak_anon_mb"],
-                None,
-            ),
+        rows.append(("xyleme block-Jacobi", x, "jacobi", x["jacobi_sweeps"], None))
+    rows.append(("xyleme direct+inverse", x, "both", x["both_sweeps"], None))
+    rows.append(("scipy CSR power", power, "solve", power["iterations"], "scipy"))
+    rows += [
+        (name, results[name], "solve", None, name)
+        for name in ("igraph", "networkx")
+        if name in results
+    ]
+    for name, figures, key, sweeps, vector in rows:
+        error = None if vector is None else l1_error(work, vector)
+        print(
+            f"{name:<22}{figures['build_s']:>9.2f}{figures[key + '_s']:>9.2f}"
+            f"{figures[key + '_cpu_s']:>13.2f}{'' if sweeps is None else sweeps:>8}"
+            f"{figures['peak_anon_mb']:>14.0f}{'' if error is None else f'{error:.1e}':>10}"
         )
-    for name in ("igraph", "networkx"):
-        if name in results:
-            r = results[name]
-            rows.append(
-                (name, r["build_s"], r["solve_s"], None, r["peak_anon_mb"], l1_error(work, name))
-            )
-    for name, build, solve, sweeps, peak, error in rows:
-        sweeps_text = "" if sweeps is None else str(sweeps)
-        error_text = "" if error is None else f"{error:.1e}"
-        print(f"{name:<22}{build:>9.2f}{solve:>9.2f}{sweeps_text:>8}{peak:>14.0f}{error_text:>11}")
     print(
         f"xyleme: S={x['slices']} slices, vectors {'in RAM' if x['vectors_in_ram'] else 'mapped'}, "
         f"inverse {x['inverse_sweeps']} sweeps; baseline anon {x['baseline_anon_mb']:.0f} MB"

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,3 +202,9 @@ def test_the_module_entry_point_ranks(repo):
         check=True,
     )
     assert "importance:" in out.stdout and "snapshot" in out.stdout
+
+
+@pytest.mark.parametrize("command", ["compute", "top", "show"])
+def test_every_rank_command_is_documented(command):
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ranking.md").read_text()
+    assert f"## `xyleme rank {command}" in docs
