@@ -126,18 +126,12 @@ def interest(
     [0.438, 0.323, 0.239]
     """
     if importance is None:
-        ranking = InversePageRank(
-            graph, xml_teleport(is_xml), damping, monitor=monitor, cancel=cancel
-        )
+        teleport, variant = xml_teleport(is_xml), "PR'"
     else:
-        ranking = InversePageRank(
-            graph,
-            importance_teleport(importance, is_xml),
-            damping,
-            variant="PR''",
-            monitor=monitor,
-            cancel=cancel,
-        )
+        teleport, variant = importance_teleport(importance, is_xml), "PR''"
+    ranking = InversePageRank(
+        graph, teleport, damping, variant=variant, monitor=monitor, cancel=cancel
+    )
     return _checked(ranking.run(inverse_stop(tol, max_sweeps)), strict)
 
 

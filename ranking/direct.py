@@ -111,7 +111,7 @@ class DirectPageRank(SlicedRanking):
             self.teleport = np.full(1, 1.0 / graph.num_pages)
         else:
             self.teleport = graph.vector("teleport-direct")
-            _copy_distribution(personalization, self.teleport, "personalization")
+            copy_distribution(personalization, self.teleport, "personalization")
         self.scaled = graph.vector("importance-scaled")
         self.previous = graph.vector("importance-previous") if renormalise else None
         self.dangling = 0.0
@@ -197,7 +197,7 @@ class DirectPageRank(SlicedRanking):
         return details
 
 
-def _copy_distribution(values: np.ndarray, out: np.ndarray, name: str) -> None:
+def copy_distribution(values: np.ndarray, out: np.ndarray, name: str) -> None:
     """Copy a non-negative vector into ``out`` normalised to ℓ₁ norm 1, or say what is wrong."""
     values = np.asarray(values)
     if values.shape != out.shape:

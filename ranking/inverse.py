@@ -33,7 +33,7 @@ import threading
 import numpy as np
 
 from ranking import kernels
-from ranking.direct import _copy_distribution
+from ranking.direct import copy_distribution
 from ranking.errors import InvalidGraph
 from ranking.sliced import ScanMonitor, SlicedRanking
 from ranking.slices import SlicedGraph, SliceView
@@ -118,7 +118,7 @@ class InversePageRank(SlicedRanking):
     ) -> None:
         super().__init__(graph, damping, monitor=monitor, cancel=cancel)
         self.teleport = graph.vector("teleport-inverse")
-        _copy_distribution(teleport, self.teleport, "teleport vector E'")
+        copy_distribution(teleport, self.teleport, "teleport vector E'")
         self.variant = variant
         self.interest = graph.vector(self.kind)
         self.acc = graph.vector("interest-acc")
