@@ -127,18 +127,3 @@ def provenance(folder: Path) -> dict[str, dict]:
         if path.exists():
             found[kind] = json.loads(path.read_text())
     return found
-
-
-def opic_estimate(history: np.ndarray, cash: np.ndarray) -> np.ndarray:
-    """OPIC's importance estimate (H[k] + C[k]) / (G + 1), G = Σ H (OPIC paper §2).
-
-    Unknown values (NaN: pages OPIC never credited) count as 0.
-
-    Examples
-    --------
-    >>> opic_estimate(np.array([1.0, 3.0, np.nan]), np.array([0.5, 0.5, 1.0])).tolist()
-    [0.3, 0.7, 0.2]
-    """
-    history = np.nan_to_num(history, nan=0.0)
-    cash = np.nan_to_num(cash, nan=0.0)
-    return (history + cash) / (history.sum() + 1.0)

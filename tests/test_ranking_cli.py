@@ -125,17 +125,19 @@ def test_top_table_is_the_default(repo):
     assert result.exit_code == 0 and "x1.xml" in result.output and "importance" in result.output
 
 
-def test_top_opic_uses_history_and_cash(repo):
+def test_top_opic_lists_the_estimates_opic_stored(repo):
     directory, ids = repo
     with Metadata.open(directory / "metadata.db") as md:
-        md.set_scores("opic_history", [ids["h1.html"], ids["x1.xml"]], [1.0, 3.0])
+        # what OPIC.checkpoint writes: the estimate in opic_history, the cash in opic_cash
+        md.set_scores("opic_history", [ids["h1.html"], ids["x1.xml"]], [0.25, 0.75])
         md.set_scores("opic_cash", [ids["h1.html"], ids["h3.html"]], [2.5, 0.5])
     rows = json.loads(run("--repo", directory, "rank", "top", "--opic", "--json").output)
-    assert [(r["url_id"], r["opic_estimate"]) for r in rows[:3]] == [
-        (ids["h1.html"], 3.5 / 5),
-        (ids["x1.xml"], 3 / 5),
-        (ids["h3.html"], 0.5 / 5),
+    assert [(r["url_id"], r["opic_history"]) for r in rows] == [
+        (ids["x1.xml"], 0.75),
+        (ids["h1.html"], 0.25),
     ]
+    shown = run("--repo", directory, "rank", "show", BASE + "h1.html", "--json").output
+    assert json.loads(shown)["opic_rank"] == 2
 
 
 def test_show_gives_scores_ranks_and_provenance(repo):

@@ -23,13 +23,16 @@ from rich.table import Table
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, MetadataError, PageType
 from ranking.errors import RankingError
 from ranking.memory import parse_size
-from ranking.repository import opic_estimate, provenance, rank_repository
+from ranking.repository import provenance, rank_repository
 from ranking.settings import RankingSettings
 from xyleme.cli import cli, repo_path
 
 DATABASE = "metadata.db"
 RANKING = "ranking"
 _DEFAULTS = RankingSettings()
+#: The score column each ranking lists. OPIC's checkpoint stores its importance estimate,
+#: (H[k] + C[k]) / (G + 1) with its history window, in ``opic_history`` (docs/opic.md).
+SCORE_OF = {"xml": "importance", "html": "interest", "opic": "opic_history"}
 
 
 def _open(ctx: click.Context, *, readonly: bool) -> Metadata:
@@ -146,15 +149,12 @@ def compute(
 
 def _ranked(view: dict[str, np.ndarray], which: str) -> tuple[np.ndarray, np.ndarray]:
     """(ids, scores) of the pages ``which`` ranks, best first; unknown scores left out."""
-    if which == "opic":
-        ids, scores = view["id"], opic_estimate(view["opic_history"], view["opic_cash"])
-    else:
-        page_type, column = {
-            "xml": (PageType.XML, "importance"),
-            "html": (PageType.HTML, "interest"),
-        }[which]
-        keep = (view["type"] == PAGE_TYPE_CODE[page_type]) & ~np.isnan(view[column])
-        ids, scores = view["id"][keep], view[column][keep]
+    column = SCORE_OF[which]
+    keep = ~np.isnan(view[column])
+    if which != "opic":
+        page_type = PageType.XML if which == "xml" else PageType.HTML
+        keep &= view["type"] == PAGE_TYPE_CODE[page_type]
+    ids, scores = view["id"][keep], view[column][keep]
     order = np.lexsort((ids, -scores))
     return ids[order], scores[order]
 
@@ -162,7 +162,9 @@ def _ranked(view: dict[str, np.ndarray], which: str) -> tuple[np.ndarray, np.nda
 @rank.command("top")
 @click.option("--xml", "which", flag_value="xml", help="XML pages by importance.")
 @click.option("--html", "which", flag_value="html", help="HTML pages by interest.")
-@click.option("--opic", "which", flag_value="opic", help="All pages by OPIC estimate.")
+@click.option(
+    "--opic", "which", flag_value="opic", help="All pages by OPIC's estimate (opic_history)."
+)
 @click.option(
     "-n",
     "--limit",
@@ -182,7 +184,7 @@ def top(ctx: click.Context, which: str | None, limit: int, output: str | None) -
         ids, scores = _ranked(md.refresh_view(), which)
         ids, scores = ids[:limit], scores[:limit]
         urls = md.urls_of(ids.tolist())
-    score_name = {"xml": "importance", "html": "interest", "opic": "opic_estimate"}[which]
+    score_name = SCORE_OF[which]
     rows = [
         {"rank": place, "url_id": int(url_id), "url": url, score_name: float(score)}
         for place, (url_id, url, score) in enumerate(zip(ids, urls, scores, strict=True), 1)
@@ -196,7 +198,7 @@ def top(ctx: click.Context, which: str | None, limit: int, output: str | None) -
         writer.writerows(rows)
         click.echo(buffer.getvalue(), nl=False)
     elif not rows:
-        click.echo(f"no page has a{'n' if which == 'xml' else ''} {score_name} yet")
+        click.echo(f"no {which.upper()} page has a score {score_name} yet")
     else:
         table = Table("rank", "url", score_name, title=f"top {which.upper()} pages")
         for row in rows:
@@ -227,12 +229,12 @@ def show(ctx: click.Context, url: str, as_json: bool) -> None:
     row = int(np.searchsorted(view["id"], url_id))
     page_type = list(PAGE_TYPE_CODE)[view["type"][row]]
     record: dict[str, object] = {"url_id": url_id, "url": canonical, "type": page_type.value}
-    # xml_rank: place among XML pages by importance; html_rank: among HTML pages by interest
-    for which, column in (("xml", "importance"), ("html", "interest"), ("opic", "opic_estimate")):
-        ids, scores = _ranked(view, which)
-        value = view[column][row] if column in view else scores[ids == url_id][0]
+    # xml_rank: place among XML pages by importance; html_rank: among HTML pages by
+    # interest; opic_rank: among all pages by OPIC's estimate
+    for which, column in SCORE_OF.items():
+        value = view[column][row]
         record[column] = None if math.isnan(value) else float(value)
-        record[f"{which}_rank"] = _place(ids, url_id)
+        record[f"{which}_rank"] = _place(_ranked(view, which)[0], url_id)
     record["computed"] = provenance(repo_path(ctx) / RANKING)
     if as_json:
         click.echo(json.dumps(record, indent=2))
