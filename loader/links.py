@@ -1,0 +1,157 @@
+"""Link discovery in XML documents (issue 5, paper §3: "XML parsing ... discovers new pages").
+
+Links (children in Link-Data, ranked): ``xlink:href``, the ``href`` of ``xml-stylesheet``
+processing instructions, XInclude and any other ``href`` / ``src`` attribute, RSS ``<link>``
+text, Atom ``<link href>``, and sitemap ``<loc>`` (capped as the sitemap protocol says).
+Dependencies (not links: they stay out of the ranking's matrix): the DOCTYPE's DTD, external
+entities, and the schemas of ``xsi:schemaLocation`` / ``xsi:noNamespaceSchemaLocation``.
+
+Every reference is resolved against the element's base URI, i.e. ``xml:base`` on it or its
+ancestors, else the document's URL; only http(s) results are kept, without their fragment.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from lxml import etree
+
+from loader.settings import LoaderSettings
+
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
+XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
+_LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
+_RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
+_SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
+
+
+def absolute_http_url(base: str, reference: str) -> str | None:
+    """``reference`` resolved against ``base``, without fragment, if it is http(s).
+
+    >>> absolute_http_url("http://a.test/x/doc.xml", " ../b.xml#top ")
+    'http://a.test/b.xml'
+    >>> absolute_http_url("http://a.test/doc.xml", "mailto:me@a.test") is None
+    True
+    """
+    reference = reference.strip()
+    if not reference:
+        return None
+    url = urldefrag(urljoin(base, reference)).url
+    return url if urlsplit(url).scheme in ("http", "https") else None
+
+
+def _local_name(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+class LinkCollector:
+    """Collects the links and dependencies of one document, element by element.
+
+    The same collector serves the whole-tree path (fed ``root.iter()``) and the streaming path
+    (fed each element at its end event, before the element is freed), so both find the same
+    links.
+    """
+
+    def __init__(self, document_url: str, settings: LoaderSettings) -> None:
+        self.document_url = document_url
+        self.settings = settings
+        self._links: dict[str, None] = {}
+        self._dependencies: dict[str, None] = {}
+        self.schema_locations: dict[str, str] = {}  # namespace ("" for none) -> schema URL
+        self.notes: list[str] = []
+        self._kind: str | None = None  # "rss", "sitemap" or None, from the root element
+        self._sitemap_urls = 0
+        self._sitemap_closed = False
+        self._links_capped = False
+
+    @property
+    def links(self) -> list[str]:
+        return list(self._links)
+
+    @property
+    def dependencies(self) -> list[str]:
+        return list(self._dependencies)
+
+    @property
+    def is_sitemap(self) -> bool:
+        return self._kind == "sitemap"
+
+    def root(self, root: etree._Element) -> None:
+        """Note what kind of document this is (feed, sitemap, other) from its root."""
+        tag = root.tag
+        if tag in _RSS_ROOTS:
+            self._kind = "rss"
+        elif _local_name(tag) in _SITEMAP_ROOTS and "sitemap" in tag:
+            self._kind = "sitemap"
+
+    def dependency(self, url: str | None) -> None:
+        if url:
+            self._dependencies.setdefault(url, None)
+
+    def close_sitemap(self, reason: str) -> None:
+        """Stop taking sitemap URLs (the protocol's size cap was reached)."""
+        if self.is_sitemap and not self._sitemap_closed:
+            self._sitemap_closed = True
+            self.notes.append(reason)
+
+    def node(self, node: etree._Element) -> None:
+        """Collect what one element or processing instruction refers to."""
+        tag = node.tag
+        if not isinstance(tag, str):
+            if tag is etree.PI and node.target == "xml-stylesheet":
+                self._add_link(node.base, node.get("href"))
+            return
+        base = None
+        if node.attrib:
+            base = node.base or self.document_url
+            for name, value in node.attrib.items():
+                if name in _LINK_ATTRIBUTES:
+                    self._add_link(base, value)
+                elif name == XSI_SCHEMA_LOCATION:
+                    self._schema_pairs(base, value)
+                elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
+                    self._schema(base, "", value)
+        if self._kind is None or not node.text:
+            return
+        name = _local_name(tag)
+        if self._kind == "sitemap" and name == "loc":
+            self._sitemap_loc(node)
+        elif self._kind == "rss" and name == "link":
+            self._add_link(base or node.base or self.document_url, node.text)
+
+    def _sitemap_loc(self, node: etree._Element) -> None:
+        if self._sitemap_closed:
+            return
+        if self._sitemap_urls >= self.settings.sitemap_max_urls:
+            self.close_sitemap(
+                f"sitemap capped at {self.settings.sitemap_max_urls} URLs (sitemap protocol)"
+            )
+            return
+        self._sitemap_urls += 1
+        self._add_link(node.base or self.document_url, node.text)
+
+    def _schema_pairs(self, base: str, value: str) -> None:
+        words = value.split()
+        for namespace, location in zip(words[::2], words[1::2], strict=False):
+            self._schema(base, namespace, location)
+
+    def _schema(self, base: str, namespace: str, location: str) -> None:
+        url = absolute_http_url(base, location)
+        if url:
+            self.schema_locations.setdefault(namespace, url)
+            self.dependency(url)
+
+    def _add_link(self, base: str | None, reference: str | None) -> None:
+        if reference is None:
+            return
+        url = absolute_http_url(base or self.document_url, reference)
+        if url is None or url in self._links:
+            return
+        if len(self._links) >= self.settings.max_links:
+            if not self._links_capped:
+                self._links_capped = True
+                self.notes.append(f"links capped at {self.settings.max_links}")
+            return
+        self._links[url] = None
