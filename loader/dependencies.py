@@ -44,6 +44,7 @@ class DependencyCache:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._ids_by_url: dict[str, int] | None = None
 
     def _body_path(self, url_id: int) -> Path:
         return self.folder / f"{url_id}.body"
@@ -54,6 +55,7 @@ class DependencyCache:
         write_atomically(self._body_path(url_id), body)
         info = {"url": url, "md5": md5, "fetched_at": fetched_at, "size": len(body)}
         write_atomically(self.folder / f"{url_id}.json", json.dumps(info).encode())
+        self._ids_by_url = None
         return md5
 
     def get(self, url_id: int) -> bytes | None:
@@ -64,6 +66,19 @@ class DependencyCache:
 
     def __contains__(self, url_id: int) -> bool:
         return self._body_path(url_id).exists()
+
+    def id_of(self, url: str) -> int | None:
+        """The URL-Id a cached dependency was stored under, found by its exact URL.
+
+        Readers of the repository (queries, diffs) use it to resolve DTDs without the
+        metadata manager; the loader itself asks the metadata manager.
+        """
+        if self._ids_by_url is None:
+            self._ids_by_url = {
+                json.loads(info.read_bytes())["url"]: int(info.stem)
+                for info in self.folder.glob("*.json")
+            }
+        return self._ids_by_url.get(url)
 
 
 def http_scope(url: str) -> bool:

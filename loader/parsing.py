@@ -91,9 +91,13 @@ def describe(entry: etree._LogEntry) -> str:
     return f"{entry.message.strip()} (line {entry.line}, column {entry.column})"
 
 
-def rejection(error: etree.XMLSyntaxError) -> DocumentRejected:
-    """The named loader error for a libxml2 parse failure, with its line and column."""
-    entries = [e for e in error.error_log if e.level >= etree.ErrorLevels.ERROR]
+def rejection(error: etree.XMLSyntaxError, log: etree._ListErrorLog) -> DocumentRejected:
+    """The named loader error for a libxml2 parse failure, with its line and column.
+
+    ``log`` is the failing parser's own error log (the exception's log may also hold
+    entries of earlier parses in the same thread).
+    """
+    entries = [e for e in log if e.level >= etree.ErrorLevels.ERROR]
     entry = next((e for e in entries if e.domain_name not in _VALIDITY_DOMAINS), None)
     if entry is None:
         line, column = error.position if error.position else (None, None)
@@ -122,31 +126,34 @@ def _mentions_doctype(head: bytes, choice: EncodingChoice) -> bool:
 
 
 def _parse_with_validation(
-    parse_once: Callable[[bool], Result],
+    make_parser: Callable[[bool], etree.XMLParser],
+    run: Callable[[etree.XMLParser], Result],
     validate: bool,
     resolver: CacheResolver,
     settings: LoaderSettings,
 ) -> tuple[Result | None, list[str]]:
-    """Run ``parse_once(validate)``; on validity errors alone, again without validation.
+    """Parse with ``run(make_parser(validate))``; on validity errors alone, without validation.
 
     Returns the result (None when dependencies are missing) and the first validity errors.
     """
+    parser = make_parser(validate)
     try:
-        return parse_once(validate), []
+        return run(parser), []
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
-        problems = [e for e in error.error_log if e.level >= etree.ErrorLevels.ERROR]
+        problems = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
         validity = [e for e in problems if e.domain_name in _VALIDITY_DOMAINS]
         if not (validate and validity and len(validity) == len(problems)):
-            raise rejection(error) from None
+            raise rejection(error, parser.error_log) from None
         errors = [describe(e) for e in validity[: settings.max_validation_errors]]
+    parser = make_parser(False)
     try:
-        return parse_once(False), errors
+        return run(parser), errors
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
-        raise rejection(error) from None
+        raise rejection(error, parser.error_log) from None
 
 
 @functools.lru_cache(maxsize=8)
@@ -214,11 +221,13 @@ def parse_tree(
     choice = choose_encoding(body[:4], content_type)
     validate = _mentions_doctype(body, choice)
 
-    def parse_once(with_validation: bool) -> etree._Element:
-        parser = safe_parser(resolver, validate=with_validation, encoding=choice.forced)
+    def make_parser(with_validation: bool) -> etree.XMLParser:
+        return safe_parser(resolver, validate=with_validation, encoding=choice.forced)
+
+    def run(parser: etree.XMLParser) -> etree._Element:
         return etree.fromstring(body, parser, base_url=url)
 
-    root, errors = _parse_with_validation(parse_once, validate, resolver, settings)
+    root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
     if root is None or resolver.missing:
         return ParsedDocument(None, None, missing=list(resolver.missing), used=resolver.used)
     tree = root.getroottree()
@@ -276,10 +285,12 @@ def parse_stream(
     choice = choose_encoding(head[:4], content_type)
     validate = _mentions_doctype(head, choice)
 
-    def parse_once(with_validation: bool) -> tuple[etree._ElementTree, LinkCollector]:
-        parser = safe_parser(
+    def make_parser(with_validation: bool) -> etree.XMLParser:
+        return safe_parser(
             resolver, validate=with_validation, encoding=choice.forced, pull_base_url=url
         )
+
+    def run(parser: etree.XMLParser) -> tuple[etree._ElementTree, LinkCollector]:
         collector = LinkCollector(url, settings)
         state = _StreamState(collector, settings)
         fed = 0
@@ -296,7 +307,7 @@ def parse_stream(
         state.consume(parser.read_events())
         return root.getroottree(), collector
 
-    result, errors = _parse_with_validation(parse_once, validate, resolver, settings)
+    result, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
     if result is None or resolver.missing:
         return ParsedDocument(None, None, missing=list(resolver.missing), used=resolver.used)
     tree, collector = result

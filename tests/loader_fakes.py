@@ -1,0 +1,82 @@
+"""In-memory stand-ins for the loader's neighbours: the metadata manager and the crawler.
+
+They follow docs/interfaces.md so the loader is tested on its own; tests/test_loader_metadata
+checks the same flows against the real ``metadata.Metadata`` once it exists.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from metadata.types import LoadStatus
+
+WAITING = {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}
+
+
+class FakeMetadata:
+    """Map-, Link- and Status-Data in dictionaries."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.urls: dict[int, str] = {}
+        self.types: dict[int, tuple] = {}
+        self.statuses: dict[int, tuple] = {}
+        self.waiting: dict[int, tuple[int, ...]] = {}
+        self.children: dict[int, list[int]] = {}
+        self.dependencies: dict[int, list[int]] = {}
+
+    def id_for(self, url: str, create: bool = True) -> int | None:
+        return self.ids_for([url], create=create)[0]
+
+    def ids_for(self, urls, *, referrer=None, create=True):
+        result = []
+        for url in urls:
+            if urlsplit(url).scheme not in ("http", "https"):
+                result.append(None)
+            elif url in self.ids or not create:
+                result.append(self.ids.get(url))
+            else:
+                self.ids[url] = len(self.ids) + 1
+                self.urls[self.ids[url]] = url
+                result.append(self.ids[url])
+        return result
+
+    def url_of(self, url_id: int) -> str:
+        return self.urls[url_id]
+
+    def set_children(self, url_id, child_ids, *, dependencies=()):
+        self.children[url_id] = list(child_ids)
+        self.dependencies[url_id] = list(dependencies)
+
+    def set_type(self, url_id, page_type, reason=None):
+        self.types[url_id] = (page_type, reason)
+
+    def set_status(self, url_id, status, detail=None, waiting_for=()):
+        self.statuses[url_id] = (status, detail)
+        self.waiting[url_id] = tuple(waiting_for) if status in WAITING else ()
+
+    def status(self, url_id):
+        return self.statuses.get(url_id)
+
+    def waiting_on(self, dependency_id: int) -> list[int]:
+        return sorted(d for d, deps in self.waiting.items() if dependency_id in deps)
+
+    def links_of(self, url_id: int) -> list[str]:
+        return [self.urls[i] for i in self.children.get(url_id, [])]
+
+    def dependencies_of(self, url_id: int) -> list[str]:
+        return [self.urls[i] for i in self.dependencies.get(url_id, [])]
+
+
+class FakeFetcher:
+    """Records what the loader asks the crawler for."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, int]] = []
+
+    def request(self, url: str, referrer_id: int) -> None:
+        self.requests.append((url, referrer_id))
+
+    @property
+    def urls(self) -> list[str]:
+        return [url for url, _ in self.requests]

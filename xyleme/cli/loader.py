@@ -1,0 +1,164 @@
+"""``xyleme doc|diff|changes|query``: read the XML warehouse (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+
+import click
+
+from loader.changes import diff_versions, iso
+from loader.errors import LoaderError
+from loader.query import parse_namespaces, run_query
+from loader.reading import Warehouse
+from loader.settings import LoaderSettings
+from xyleme.cli import cli, repo_path
+
+
+def _warehouse(ctx: click.Context) -> Warehouse:
+    try:
+        return Warehouse(repo_path(ctx) / "documents")
+    except LoaderError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _timestamp(value: str) -> float:
+    """Seconds since the epoch, from a number or an ISO 8601 date (UTC when naive)."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither seconds nor an ISO 8601 date") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@cli.command("doc")
+@click.argument("url")
+@click.option(
+    "--version", "version", type=int, default=None, help="Version number (default: latest)."
+)
+@click.option("--versions", "list_versions", is_flag=True, help="List the stored versions instead.")
+@click.pass_context
+def doc(ctx: click.Context, url: str, version: int | None, list_versions: bool) -> None:
+    """Print a stored XML document (URL or URL-Id), or list its versions."""
+    warehouse = _warehouse(ctx)
+    try:
+        url_id = warehouse.document_id(url)
+        if list_versions:
+            for info in warehouse.repository.document(url_id).versions:
+                validity = info.validity
+                click.echo(
+                    f"{info.version}\t{iso(info.fetched_at)}\t{info.md5}\t{info.size}\t"
+                    f"dtd={validity.dtd.value}\tschema={validity.schema.value}"
+                )
+            return
+        sys.stdout.buffer.write(warehouse.repository.read(url_id, version))
+    except LoaderError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@cli.command("diff")
+@click.argument("url")
+@click.option(
+    "--from",
+    "from_version",
+    type=int,
+    default=None,
+    help="Older version (default: the one before --to).",
+)
+@click.option("--to", "to_version", type=int, default=None, help="Newer version (default: latest).")
+@click.pass_context
+def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int | None) -> None:
+    """Show what changed between two stored versions, on the canonical (C14N) form."""
+    warehouse = _warehouse(ctx)
+    try:
+        lines = diff_versions(warehouse, warehouse.document_id(url), from_version, to_version)
+    except LoaderError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo("\n".join(lines) if lines else "no change (canonical forms are equal)")
+
+
+@cli.command("changes")
+@click.option(
+    "--since", "since", required=True, help="Seconds since the epoch, or an ISO 8601 date."
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.pass_context
+def changes(ctx: click.Context, since: str, as_json: bool) -> None:
+    """List the document versions stored since a time (fetch time, simulated clock)."""
+    warehouse = _warehouse(ctx)
+    for change in warehouse.repository.changes(_timestamp(since)):
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "url": change.url,
+                        "url_id": change.url_id,
+                        "version": change.version,
+                        "md5": change.md5,
+                        "at": change.fetched_at,
+                    }
+                )
+            )
+        else:
+            click.echo(f"{iso(change.fetched_at)}\t{change.version}\t{change.url}")
+
+
+@cli.command("query")
+@click.argument("xpath")
+@click.option("--url-prefix", default="", help="Only documents whose URL starts with this.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=LoaderSettings.query_max_results,
+    show_default=True,
+    help="Most results printed.",
+)
+@click.option(
+    "--ns",
+    "bindings",
+    multiple=True,
+    help="A namespace prefix for the query, as prefix=uri (repeatable).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=LoaderSettings.query_time_limit_seconds,
+    show_default=True,
+    help="Seconds before the query is stopped.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.pass_context
+def query(
+    ctx: click.Context,
+    xpath: str,
+    url_prefix: str,
+    limit: int,
+    bindings: tuple[str, ...],
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Evaluate an XPath 1.0 expression over the latest version of every stored document."""
+    warehouse = _warehouse(ctx)
+    try:
+        matches = run_query(
+            warehouse.repository.folder,
+            xpath,
+            parse_namespaces(bindings),
+            url_prefix,
+            limit,
+            timeout,
+        )
+    except LoaderError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        click.echo(json.dumps([m.as_dict() for m in matches], indent=2))
+        return
+    for match in matches:
+        click.echo(f"{match.url}\t{match.value}")
