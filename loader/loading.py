@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
@@ -34,6 +35,14 @@ from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
 
 _HASH_CHUNK = 1 << 20
+_DEPENDENCY_MEDIA_TYPES = frozenset(
+    {
+        "application/xml-dtd",
+        "application/xml-external-parsed-entity",
+        "text/xml-external-parsed-entity",
+    }
+)
+_DEPENDENCY_SUFFIXES = (".dtd", ".ent", ".mod")
 
 
 def md5_of(body: Body) -> str:
@@ -112,9 +121,10 @@ class Loader:
         """Load one fetched body: a document, or a dependency the loader asked for."""
         if not isinstance(body, bytes):
             body = Path(body)
-        if url_id in self.cache or self.metadata.waiting_on(url_id):
+        content_type = content_type_of(headers)
+        if self._is_dependency(url_id, url, content_type):
             return self._dependency_arrived(url_id, url, body, fetched_at)
-        return self._load_document(url_id, url, body, content_type_of(headers), fetched_at)
+        return self._load_document(url_id, url, body, content_type, fetched_at)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """Fail every document waiting on a dependency the crawler could not fetch."""
@@ -145,6 +155,18 @@ class Loader:
         )
 
     # -- internals ----------------------------------------------------------------------
+
+    def _is_dependency(self, url_id: int, url: str, content_type: str | None) -> bool:
+        """A DTD or entity: asked for, already cached, or typed so by its server or suffix.
+
+        A schema the loader did not ask for is an XML document like any other.
+        """
+        if url_id in self.cache or self.metadata.waiting_on(url_id):
+            return True
+        media_type = (content_type or "").partition(";")[0].strip().lower()
+        if media_type in _DEPENDENCY_MEDIA_TYPES:
+            return True
+        return urlsplit(url).path.lower().endswith(_DEPENDENCY_SUFFIXES)
 
     def _dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float

@@ -5,11 +5,11 @@ from __future__ import annotations
 import codecs
 
 import pytest
-from metadata.clock import ManualClock
-from metadata.types import LoadStatus, PageType
 
 from loader import Loader, LoaderSettings, LoadOutcome
 from loader.records import Check
+from metadata.clock import ManualClock
+from metadata.types import LoadStatus, PageType
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/catalog.xml"
@@ -120,7 +120,9 @@ def test_too_deep_streamed_document_is_refused(tmp_path, md):
 
 def test_streamed_document_is_stored_whole(tmp_path, md):
     loader = make_loader(tmp_path, md, stream_threshold_bytes=1024, stream_chunk_bytes=100)
-    body = b"<list>" + b"".join(b'<i href="/p%d.xml">%d</i>' % (n, n) for n in range(500)) + b"</list>"
+    body = (
+        b"<list>" + b"".join(b'<i href="/p%d.xml">%d</i>' % (n, n) for n in range(500)) + b"</list>"
+    )
     result = load(loader, md, body)
     assert result.outcome is LoadOutcome.STORED
     assert loader.repository.read(result.url_id) == body
