@@ -38,4 +38,6 @@ def repo_path(ctx: click.Context) -> Path:
 def main() -> None:
     """Entry point of the ``xyleme`` console script."""
     cli()
+
+
 from xyleme.cli import loader  # noqa: E402,F401

@@ -15,6 +15,8 @@ from loader.reading import Warehouse
 from loader.settings import LoaderSettings
 from xyleme.cli import cli, repo_path
 
+_DEFAULTS = LoaderSettings()
+
 
 def _warehouse(ctx: click.Context) -> Warehouse:
     try:
@@ -116,7 +118,7 @@ def changes(ctx: click.Context, since: str, as_json: bool) -> None:
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
-    default=LoaderSettings.query_max_results,
+    default=_DEFAULTS.query_max_results,
     show_default=True,
     help="Most results printed.",
 )
@@ -129,7 +131,7 @@ def changes(ctx: click.Context, since: str, as_json: bool) -> None:
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=LoaderSettings.query_time_limit_seconds,
+    default=_DEFAULTS.query_time_limit_seconds,
     show_default=True,
     help="Seconds before the query is stopped.",
 )
