@@ -25,6 +25,8 @@ from lxml import etree
 
 from loader.errors import UnsafeReference
 
+_BODIES_IN_MEMORY = 256
+
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so a crash leaves the old file or the new one, never half."""
@@ -45,6 +47,7 @@ class DependencyCache:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._ids_by_url: dict[str, int] | None = None
+        self._bodies: dict[int, bytes] = {}
 
     def _body_path(self, url_id: int) -> Path:
         return self.folder / f"{url_id}.body"
@@ -56,13 +59,22 @@ class DependencyCache:
         info = {"url": url, "md5": md5, "fetched_at": fetched_at, "size": len(body)}
         write_atomically(self.folder / f"{url_id}.json", json.dumps(info).encode())
         self._ids_by_url = None
+        self._bodies.pop(url_id, None)
         return md5
 
     def get(self, url_id: int) -> bytes | None:
+        """A dependency's body (kept in memory after the first read: DTDs are shared)."""
+        body = self._bodies.get(url_id)
+        if body is not None:
+            return body
         try:
-            return self._body_path(url_id).read_bytes()
+            body = self._body_path(url_id).read_bytes()
         except FileNotFoundError:
             return None
+        if len(self._bodies) >= _BODIES_IN_MEMORY:
+            self._bodies.clear()
+        self._bodies[url_id] = body
+        return body
 
     def __contains__(self, url_id: int) -> bool:
         return self._body_path(url_id).exists()

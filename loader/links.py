@@ -12,7 +12,8 @@ ancestors, else the document's URL; only http(s) results are kept, without their
 
 from __future__ import annotations
 
-from urllib.parse import urldefrag, urljoin, urlsplit
+import functools
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -22,9 +23,39 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
 XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
+_HTTP = ("http://", "https://")
 _LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
+_ATTRIBUTE_CANDIDATES = "//*[@*] | //processing-instruction('xml-stylesheet')"
+LINK_CANDIDATES = etree.XPath(_ATTRIBUTE_CANDIDATES)
+"""The nodes of a whole tree that :meth:`LinkCollector.node` may take something from, in
+document order: a cheaper walk than visiting every element of a large tree from Python."""
+FEED_LINK_CANDIDATES = etree.XPath(
+    f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
+)
+"""The same, plus the elements whose text is a link in feeds and sitemaps."""
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_base(base: str) -> tuple[str, str]:
+    """A base URL's origin (``http://host``) and directory (``http://host/a/``)."""
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return origin, origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+
+
+def _join(base: str, reference: str) -> str:
+    """``urljoin`` with fast paths for the common plain relative references."""
+    if "./" in reference or reference.startswith(("//", "?", "#", ".")):
+        return urljoin(base, reference)
+    colon, slash = reference.find(":"), reference.find("/")
+    if colon != -1 and (slash == -1 or colon < slash):
+        return reference  # has its own scheme
+    if not base[:8].lower().startswith(_HTTP):
+        return urljoin(base, reference)
+    origin, directory = _split_base(base)
+    return origin + reference if reference.startswith("/") else directory + reference
 
 
 def absolute_http_url(base: str, reference: str) -> str | None:
@@ -32,14 +63,19 @@ def absolute_http_url(base: str, reference: str) -> str | None:
 
     >>> absolute_http_url("http://a.test/x/doc.xml", " ../b.xml#top ")
     'http://a.test/b.xml'
+    >>> absolute_http_url("http://a.test/x/doc.xml?q=1", "c/d.xml")
+    'http://a.test/x/c/d.xml'
     >>> absolute_http_url("http://a.test/doc.xml", "mailto:me@a.test") is None
     True
     """
     reference = reference.strip()
     if not reference:
         return None
-    url = urldefrag(urljoin(base, reference)).url
-    return url if urlsplit(url).scheme in ("http", "https") else None
+    if not reference[:8].lower().startswith(_HTTP):
+        reference = _join(base, reference)
+        if not reference[:8].lower().startswith(_HTTP):
+            return None
+    return reference.partition("#")[0] if "#" in reference else reference
 
 
 def _local_name(tag: str) -> str:
@@ -73,6 +109,11 @@ class LinkCollector:
     @property
     def dependencies(self) -> list[str]:
         return list(self._dependencies)
+
+    @property
+    def reads_text_links(self) -> bool:
+        """Whether element text can be a link here (RSS ``<link>``, sitemap ``<loc>``)."""
+        return self._kind is not None
 
     @property
     def is_sitemap(self) -> bool:

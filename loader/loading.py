@@ -9,6 +9,9 @@ For every XML page the crawler hands over (:class:`loader.interfaces.DocumentSin
 4. otherwise validate against the schemas it names, store the version with its validity,
    and send its links (children) and dependencies to the metadata manager.
 
+The crawler's fetch record already types the page XML; the loader only changes the type
+when it refuses a document (ERROR) or receives a dependency (DTD).
+
 Any refusal becomes data: the page is typed ERROR with a reason naming the line and column,
 its status is FAILED, and the previous good version stays in the repository. A body that
 arrives for a URL the loader asked for (or already caches) is a dependency: it is cached,
@@ -35,6 +38,7 @@ from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
 
 _HASH_CHUNK = 1 << 20
+_REMEMBERED_DEPENDENCY_IDS = 4096
 _DEPENDENCY_MEDIA_TYPES = frozenset(
     {
         "application/xml-dtd",
@@ -101,12 +105,22 @@ class Loader:
         self.repository = DocumentRepository(folder, self.settings.versions_kept)
         self.cache = DependencyCache(folder / "dependencies")
         self.parking = ParkingLot(folder / "pending")
+        self._dependency_ids: dict[str, int] = {}
 
     def resolver(self) -> CacheResolver:
         """A fresh resolver (it records what one parse found missing)."""
-        return CacheResolver(
-            self.cache, lambda url: self.metadata.id_for(url, create=False), self.in_scope
-        )
+        return CacheResolver(self.cache, self._dependency_id, self.in_scope)
+
+    def _dependency_id(self, url: str) -> int | None:
+        """A dependency's URL-Id, remembered (URL-Ids never change; DTDs are shared)."""
+        url_id = self._dependency_ids.get(url)
+        if url_id is None:
+            url_id = self.metadata.id_for(url, create=False)
+            if url_id is not None:
+                if len(self._dependency_ids) >= _REMEMBERED_DEPENDENCY_IDS:
+                    self._dependency_ids.clear()
+                self._dependency_ids[url] = url_id
+        return url_id
 
     # -- DocumentSink -------------------------------------------------------------------
 
@@ -231,7 +245,6 @@ class Loader:
         info = self.repository.store(url_id, url, body, md5, fetched_at, validity)
         links, dependencies = self._record_links(url_id, parsed)
         verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
-        self.metadata.set_type(url_id, PageType.XML)
         self.metadata.set_status(url_id, LoadStatus.LOADED, f"version {info.version}, {verdict}")
         self.parking.remove(url_id)
         return LoadResult(
@@ -268,14 +281,12 @@ class Loader:
         """Send children and dependencies to Link-Data (the loader's own transaction)."""
         collector = parsed.collector
         metadata = self.metadata
-        child_ids = metadata.ids_for(collector.links, referrer=url_id) if collector.links else []
-        dependency_ids = (
-            metadata.ids_for(collector.dependencies, referrer=url_id)
-            if collector.dependencies
-            else []
+        links, dependencies = collector.links, collector.dependencies
+        ids = (
+            metadata.ids_for(links + dependencies, referrer=url_id) if links or dependencies else []
         )
-        children = [i for i in dict.fromkeys(child_ids) if i is not None]
-        dependencies = [i for i in dict.fromkeys(dependency_ids) if i is not None]
+        children = [i for i in dict.fromkeys(ids[: len(links)]) if i is not None]
+        dependencies = [i for i in dict.fromkeys(ids[len(links) :]) if i is not None]
         metadata.set_children(url_id, children, dependencies=dependencies)
         return len(children), len(dependencies)
 

@@ -29,7 +29,12 @@ from loader.errors import (
     EntityExpansionRefused,
     MalformedDocument,
 )
-from loader.links import LinkCollector, absolute_http_url
+from loader.links import (
+    FEED_LINK_CANDIDATES,
+    LINK_CANDIDATES,
+    LinkCollector,
+    absolute_http_url,
+)
 from loader.records import Check
 from loader.settings import LoaderSettings
 
@@ -236,9 +241,8 @@ def parse_tree(
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings)
     collector.root(root)
-    for sibling in reversed(list(root.itersiblings(preceding=True))):
-        collector.node(sibling)
-    for node in root.iter():
+    candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
+    for node in candidates(tree):
         collector.node(node)
     return _finish(tree, collector, validate, errors, resolver)
 

@@ -2,8 +2,8 @@
 
 Layout under ``DIR/documents/``::
 
-    docs/<url_id // 1000>/<url_id>/index.json   versions of the document, newest last
-    docs/<url_id // 1000>/<url_id>/<md5>.xml    the bodies, one file per distinct content
+    docs/<url_id // 1000>/<url_id>.json         versions of the document, newest last
+    docs/<url_id // 1000>/<url_id>.<md5>.xml    the bodies, one file per distinct content
     changes.log                                 one JSON line per stored version
 
 An unchanged refresh stores nothing (same MD5); a document that goes back to an earlier
@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from loader.dependencies import write_atomically
 from loader.errors import DocumentNotFound, VersionNotFound
@@ -60,14 +61,18 @@ class DocumentRepository:
         self._docs = self.folder / "docs"
         self._docs.mkdir(parents=True, exist_ok=True)
         self._change_log = self.folder / "changes.log"
+        self._log: TextIO | None = None
 
-    def _folder_of(self, url_id: int) -> Path:
-        return self._docs / f"{url_id // 1000:06d}" / str(url_id)
+    def _shard(self, url_id: int) -> Path:
+        return self._docs / f"{url_id // 1000:06d}"
+
+    def _body(self, url_id: int, md5: str) -> Path:
+        return self._shard(url_id) / f"{url_id}.{md5}.xml"
 
     def document(self, url_id: int) -> StoredDocument:
         """The document's entry; raises :class:`DocumentNotFound` if nothing is stored."""
         try:
-            data = json.loads((self._folder_of(url_id) / "index.json").read_bytes())
+            data = json.loads((self._shard(url_id) / f"{url_id}.json").read_bytes())
         except FileNotFoundError:
             raise DocumentNotFound(f"no stored document with URL-Id {url_id}") from None
         versions = tuple(VersionInfo.from_dict(v) for v in data["versions"])
@@ -93,7 +98,7 @@ class DocumentRepository:
 
     def path_of(self, url_id: int, version: int | None = None) -> Path:
         """The file holding a version's body (read it in chunks for large documents)."""
-        return self._folder_of(url_id) / f"{self.version(url_id, version).md5}.xml"
+        return self._body(url_id, self.version(url_id, version).md5)
 
     def read(self, url_id: int, version: int | None = None) -> bytes:
         """A version's body (the latest when ``version`` is None)."""
@@ -113,40 +118,44 @@ class DocumentRepository:
         The caller has checked that ``md5`` differs from the latest version's (an unchanged
         refresh is not a version).
         """
-        folder = self._folder_of(url_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        shard = self._shard(url_id)
         try:
             previous = self.document(url_id).versions
         except DocumentNotFound:
             previous = ()
-        blob = folder / f"{md5}.xml"
-        if not blob.exists():
-            temporary = folder / f".{md5}.tmp"
+            shard.mkdir(exist_ok=True)
+        if md5 not in {v.md5 for v in previous}:
+            temporary = shard / f".{url_id}.{md5}.tmp"
             if isinstance(body, bytes):
                 temporary.write_bytes(body)
             else:
                 shutil.copyfile(body, temporary)
-            temporary.replace(blob)
-        size = blob.stat().st_size
+            temporary.replace(self._body(url_id, md5))
+        size = len(body) if isinstance(body, bytes) else body.stat().st_size
         number = previous[-1].version + 1 if previous else 1
         info = VersionInfo(number, md5, fetched_at, size, validity)
         kept = (*previous, info)[-self.versions_kept :]
         index = {"url_id": url_id, "url": url, "versions": [v.as_dict() for v in kept]}
-        write_atomically(folder / "index.json", json.dumps(index).encode())
+        write_atomically(shard / f"{url_id}.json", json.dumps(index).encode())
         for dropped in {v.md5 for v in previous} - {v.md5 for v in kept}:
-            (folder / f"{dropped}.xml").unlink(missing_ok=True)
+            self._body(url_id, dropped).unlink(missing_ok=True)
         change = {"url_id": url_id, "url": url, "version": number, "md5": md5, "at": fetched_at}
-        with open(self._change_log, "a", encoding="utf-8") as log:
-            log.write(json.dumps(change) + "\n")
+        if self._log is None:
+            self._log = open(self._change_log, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        self._log.write(json.dumps(change) + "\n")  # line-buffered: readers see whole lines
         return info
+
+    def close(self) -> None:
+        """Close the change log (reopened on the next store)."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def documents(self, url_prefix: str = "") -> Iterator[StoredDocument]:
         """Every stored document (whose URL starts with ``url_prefix``), by URL-Id."""
-        for index in sorted(
-            self._docs.glob("*/*/index.json"),
-            key=lambda p: (p.parent.parent.name, int(p.parent.name)),
-        ):
-            document = self.document(int(index.parent.name))
+        indexes = self._docs.glob("*/*.json")
+        for index in sorted(indexes, key=lambda p: (p.parent.name, int(p.stem))):
+            document = self.document(int(index.stem))
             if document.url.startswith(url_prefix):
                 yield document
 
