@@ -28,6 +28,24 @@ class PageType(enum.StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
+PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in enumerate(PageType)}
+"""The small integer of each type in :meth:`Metadata.refresh_view`'s ``type`` column.
+
+>>> PAGE_TYPE_CODE[PageType.XML]
+1
+"""
+
+SCORE_COLUMNS = (
+    "importance",
+    "interest",
+    "opic_cash",
+    "opic_history",
+    "change_rate",
+    "next_refresh",
+)
+"""The per-page numbers that ranking, OPIC and refresh write in bulk (``Metadata.set_scores``)."""
+
+
 class LoadStatus(enum.StrEnum):
     """The loading status of an XML document (the paper's Status-Data)."""
 
@@ -62,7 +80,8 @@ class FetchResult:
     will set later). ``md5`` is the hex MD5 of the body (None for a 304 or a failure).
     ``status`` is the HTTP status (None when no response came: DNS failure, timeout…), and
     ``reason`` says why a page is ERROR or DEAD. ``redirect_to`` is the URL-Id of a redirect's
-    target, recorded so the target has its own record.
+    target, recorded so the target has its own record. ``changed`` may stay None: the
+    metadata manager then decides it from the MD5 it stored last time (and returns it).
     """
 
     url_id: int
@@ -110,3 +129,17 @@ class PageRecord:
     redirect_to: int | None = None
     discovered_at: float | None = None
     observations: list[Observation] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedLink:
+    """A URL refused a URL-Id (invalid, out of scope, a spider trap), kept so none vanishes.
+
+    ``referrer`` is the URL-Id of the page the link was found in (None for seeds);
+    ``at`` the simulated time of the refusal.
+    """
+
+    url: str
+    reason: str
+    referrer: int | None = None
+    at: float | None = None

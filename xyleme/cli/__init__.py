@@ -40,4 +40,5 @@ def main() -> None:
     cli()
 
 
+from xyleme.cli import repository  # noqa: E402,F401
 from xyleme.cli import loader  # noqa: E402,F401

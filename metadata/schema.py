@@ -1,0 +1,128 @@
+"""The database schema, its version, and the path that migrates old databases forward.
+
+Tables (one per data module of paper §4, plus bookkeeping):
+
+* ``pages`` — Map-Data and Refresh-Data in one row per URL-Id: the canonical URL (unique
+  index: the inverse mapping) and every Refresh-Data field. One table keeps id assignment
+  at one insert per new URL and the refresh scan at one sequential read.
+* ``links`` — Link-Data: each page's children as one little-endian int32 BLOB (at most
+  65,534, the paper's cap, with the number of extra links), and its DTD/schema dependencies.
+  A BLOB per page lets the link export concatenate bytes instead of building an object per
+  edge.
+* ``observations`` — the bounded access history of each page (packed float64 triples), kept
+  apart from ``pages`` so the refresh scan does not read it.
+* ``load_status`` and ``waiting`` — Status-Data: a document's loading status and the
+  dependencies (DTDs, entities) it waits for.
+* ``rejected`` — the bounded table of URLs refused a URL-Id.
+* ``state`` — small named blobs (checkpoints, the clock's epoch and speed).
+* ``meta`` — the application marker and the schema version.
+
+``create_schema`` builds version 1; each later change is a function appended to
+:data:`MIGRATIONS`, so a new database and an old migrated one go through the same steps.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import sqlite_utils
+
+from metadata.errors import SchemaTooNew
+
+APPLICATION = "xyleme-metadata"
+"""The ``meta.application`` marker that tells our database from any other SQLite file."""
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = []
+"""``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
+transaction. Append only; never edit a released migration."""
+
+
+def latest_version() -> int:
+    """The schema version this code writes."""
+    return 1 + len(MIGRATIONS)
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Create the version-1 tables on an empty database (no transaction of its own)."""
+    db = sqlite_utils.Database(conn)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["pages"].create(
+        {
+            "id": int,
+            "url": str,
+            "discovered_at": float,
+            "type": str,
+            "status": int,
+            "reason": str,
+            "first_access": float,
+            "last_access": float,
+            "last_change": float,
+            "last_modified": float,
+            "etag": str,
+            "md5": str,
+            "content_type": str,
+            "size": int,
+            "refreshes": int,
+            "unchanged_accesses": int,
+            "failures": int,
+            "importance": float,
+            "interest": float,
+            "opic_cash": float,
+            "opic_history": float,
+            "change_rate": float,
+            "change_rate_method": str,
+            "next_refresh": float,
+            "redirect_to": int,
+        },
+        pk="id",
+        not_null={"url", "type", "refreshes", "unchanged_accesses", "failures"},
+        defaults={"type": "UNKNOWN", "refreshes": 0, "unchanged_accesses": 0, "failures": 0},
+    )
+    db["pages"].create_index(["url"], index_name="pages_by_url", unique=True)
+    db["links"].create(
+        {"id": int, "children": bytes, "extra": int, "dependencies": bytes},
+        pk="id",
+        not_null={"children", "extra"},
+        defaults={"extra": 0},
+    )
+    db["observations"].create({"id": int, "history": bytes}, pk="id", not_null={"history"})
+    db["load_status"].create(
+        {"id": int, "status": str, "detail": str}, pk="id", not_null={"status"}
+    )
+    db["waiting"].create({"dependency": int, "page": int}, pk=("dependency", "page"))
+    db["waiting"].create_index(["page"], index_name="waiting_by_page")
+    db["rejected"].create(
+        {"seq": int, "url": str, "reason": str, "referrer": int, "at": float},
+        pk="seq",
+        not_null={"url", "reason"},
+    )
+    db["state"].create({"key": str, "value": bytes}, pk="key", not_null={"value"})
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?)",
+        [("application", APPLICATION), ("schema_version", "1")],
+    )
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The version recorded in ``meta`` (raises ``sqlite3`` errors on a foreign file)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Bring the schema to :func:`latest_version` inside the caller's transaction.
+
+    Returns the version found before migrating; raises :class:`SchemaTooNew` when the file
+    was written by a newer xyleme.
+    """
+    found = schema_version(conn)
+    if found > latest_version():
+        raise SchemaTooNew(path, found, latest_version())
+    for version in range(found, latest_version()):
+        MIGRATIONS[version - 1](conn)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version + 1),))
+    return found

@@ -1,0 +1,116 @@
+"""Opening files: missing, corrupt, foreign, too new, or needing a migration."""
+
+import sqlite3
+
+import pytest
+
+from metadata import Metadata, MetadataError, NotARepository, SchemaTooNew, schema
+
+
+def test_missing_file_names_it(tmp_path):
+    path = tmp_path / "nothing.db"
+    with pytest.raises(NotARepository, match=r"nothing\.db"):
+        Metadata.open(path)
+    assert not path.exists()
+
+
+def test_corrupt_file_names_it(tmp_path):
+    path = tmp_path / "metadata.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(NotARepository) as error:
+        Metadata.open(path)
+    assert str(path) in str(error.value)
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('application', 'something-else')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(NotARepository, match="not xyleme's"):
+        Metadata.open(path)
+
+
+def test_empty_file_is_refused(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    with pytest.raises(NotARepository, match="not xyleme's"):
+        Metadata.open(path, readonly=True)
+
+
+def set_version(path, version):
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    conn.commit()
+    conn.close()
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "metadata.db"
+    Metadata.create(path).close()
+    set_version(path, schema.latest_version() + 1)
+    with pytest.raises(SchemaTooNew):
+        Metadata.open(path)
+    with pytest.raises(SchemaTooNew):
+        Metadata.open(path, readonly=True)
+
+
+def test_migrations_run_in_order_on_open(tmp_path, monkeypatch):
+    path = tmp_path / "metadata.db"
+    with Metadata.create(path) as md:
+        md.ids_for(["http://example.com/"])
+
+    def add_notes(conn):
+        conn.execute("ALTER TABLE pages ADD COLUMN note TEXT")
+
+    def fill_notes(conn):
+        conn.execute("UPDATE pages SET note = 'migrated'")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [add_notes, fill_notes])
+    with pytest.raises(NotARepository, match="needs migrating"):
+        Metadata.open(path, readonly=True)
+    with Metadata.open(path) as md:
+        assert md.url_of(1) == "http://example.com/"
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT note FROM pages").fetchall() == [("migrated",)]
+    assert schema.schema_version(conn) == 3
+    conn.close()
+
+
+def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "metadata.db"
+    Metadata.create(path).close()
+
+    def add_column(conn):
+        conn.execute("ALTER TABLE pages ADD COLUMN note TEXT")
+
+    def broken(conn):
+        raise RuntimeError("bug in a migration")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [add_column, broken])
+    with pytest.raises(RuntimeError, match="bug in a migration"):
+        Metadata.open(path)
+    conn = sqlite3.connect(path)
+    assert schema.schema_version(conn) == 1
+    assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
+    conn.close()
+
+
+def test_readonly_open_refuses_writes(tmp_path):
+    path = tmp_path / "metadata.db"
+    Metadata.create(path).close()
+    with Metadata.open(path, readonly=True) as md:
+        assert md.max_url_id() == 0
+        with pytest.raises(MetadataError, match="read-only"):
+            md.ids_for(["http://example.com/"])
+
+
+def test_the_database_is_in_wal_mode(tmp_path):
+    path = tmp_path / "metadata.db"
+    Metadata.create(path).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()

@@ -1,0 +1,124 @@
+"""``xyleme init`` and ``xyleme page``: create a repository, show one page's metadata."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from metadata import InvalidURL, Metadata, MetadataError, MetadataSettings, PageRecord
+from xyleme import __version__
+from xyleme.cli import cli, repo_path
+
+DATABASE = "metadata.db"
+CONFIG = "xyleme.toml"
+FOLDERS = ("documents", "ranking")
+
+
+def config_text() -> str:
+    """The ``xyleme.toml`` of a new repository: a header and the commented defaults."""
+    lines = [
+        f"# xyleme repository configuration (made by `xyleme init`, xyleme {__version__}).",
+        "# Each setting is shown commented out at its documented default:",
+        "# uncomment a line to change it.",
+        "",
+        "[metadata]",
+    ]
+    for setting in dataclasses.fields(MetadataSettings):
+        default = json.dumps(setting.default)  # a TOML literal for str, int and float
+        lines.append(f"# {setting.name} = {default}  # {setting.metadata['doc']}")
+    return "\n".join(lines) + "\n"
+
+
+@cli.command("init")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def init(ctx: click.Context, directory: Path | None) -> None:
+    """Create a repository in DIRECTORY (default: --repo): config, database, folders."""
+    directory = directory if directory is not None else repo_path(ctx)
+    for name in (CONFIG, DATABASE):
+        if (directory / name).exists():
+            raise click.ClickException(
+                f"{directory} already holds a xyleme repository ({name} exists)"
+            )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        Metadata.create(directory / DATABASE).close()
+        for folder in FOLDERS:
+            (directory / folder).mkdir(exist_ok=True)
+        (directory / CONFIG).write_text(config_text(), encoding="utf-8")
+    except (OSError, MetadataError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Created a xyleme repository in {directory}")
+    for name in (CONFIG, DATABASE, *(f"{folder}/" for folder in FOLDERS)):
+        click.echo(f"  {name}")
+
+
+@cli.command("page")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
+@click.pass_context
+def page(ctx: click.Context, url: str, as_json: bool) -> None:
+    """Show the full metadata record of URL (or of a URL-Id), with its access history."""
+    path = repo_path(ctx) / DATABASE
+    try:
+        with Metadata.open(path, readonly=True) as md:
+            record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
+            links = {
+                "children": int(md.children(record.url_id).size),
+                "extra_children": md.extra_children(record.url_id),
+                "dependencies": md.dependencies(record.url_id).tolist(),
+            }
+            status = md.status(record.url_id)
+            loading = {
+                "load_status": None if status is None else status[0].value,
+                "load_detail": None if status is None else status[1],
+                "waiting_for": md.waiting_for(record.url_id),
+            }
+    except InvalidURL as error:
+        raise click.ClickException(f"{url!r} is not a valid URL: {error.reason}") from None
+    except MetadataError as error:
+        raise click.ClickException(str(error)) from None
+    except sqlite3.DatabaseError as error:
+        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+    if as_json:
+        fields = dataclasses.asdict(record)
+        fields["page_type"] = record.page_type.value
+        click.echo(json.dumps({**fields, **links, **loading}, indent=2))
+    else:
+        click.echo(_as_text(record, {**links, **loading}))
+
+
+def _when(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+_TIMES = {"first_access", "last_access", "last_change", "last_modified", "next_refresh"}
+
+
+def _as_text(record: PageRecord, extra: dict[str, object]) -> str:
+    """The record as aligned ``field  value`` lines, then the observation history."""
+    fields = dataclasses.asdict(record)
+    observations = fields.pop("observations")
+    fields["page_type"] = record.page_type.value
+    fields["discovered_at"] = record.discovered_at
+    rows = {**fields, **extra}
+    width = max(map(len, rows))
+    lines = []
+    for name, value in rows.items():
+        shown = _when(value) if name in _TIMES | {"discovered_at"} else value
+        lines.append(f"{name:<{width}}  {'-' if shown is None else shown}")
+    lines.append("")
+    lines.append(f"observations ({len(observations)}, oldest first)")
+    if observations:
+        lines.append(f"  {'when':<20}  {'changed':<7}  last-modified")
+    for seen in observations:
+        changed = {None: "first", True: "yes", False: "no"}[seen["changed"]]
+        lines.append(f"  {_when(seen['at']):<20}  {changed:<7}  {_when(seen['last_modified'])}")
+    return "\n".join(lines)
