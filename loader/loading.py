@@ -195,7 +195,8 @@ class Loader:
         self.metadata.set_type(url_id, PageType.DTD)
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
         notes = tuple(
-            f"{r.url_id}: {r.outcome.value}" + (f" ({r.reason})" if r.reason else "")
+            f"{self.metadata.url_of(r.url_id)}: {r.outcome.value}"
+            + (f" ({r.reason})" if r.reason else "")
             for r in retried
             if r is not None
         )

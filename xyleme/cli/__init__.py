@@ -40,5 +40,7 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import repository  # noqa: E402,F401
-from xyleme.cli import loader  # noqa: E402,F401
+from xyleme.cli import (  # noqa: E402
+    loader,  # noqa: F401
+    repository,  # noqa: F401
+)

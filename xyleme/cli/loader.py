@@ -1,18 +1,22 @@
-"""``xyleme doc|diff|changes|query``: read the XML warehouse (issue 5)."""
+"""``xyleme load|doc|diff|changes|query``: fill and read the XML warehouse (issue 5)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 
+from loader import Loader, LoadOutcome, LoadResult
 from loader.changes import diff_versions, iso
 from loader.errors import LoaderError
 from loader.query import parse_namespaces, run_query
 from loader.reading import Warehouse
 from loader.settings import LoaderSettings
+from metadata import Metadata, MetadataError
+from metadata.clock import SystemClock
 from xyleme.cli import cli, repo_path
 
 _DEFAULTS = LoaderSettings()
@@ -38,6 +42,64 @@ def _timestamp(value: str) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+class _AskTheOperator:
+    """The CLI's DependencyFetcher: there is no crawler here, so the operator is asked."""
+
+    def __init__(self) -> None:
+        self.requested: list[str] = []
+
+    def request(self, url: str, referrer_id: int) -> None:
+        self.requested.append(url)
+
+
+def _describe(url: str, result: LoadResult) -> str:
+    if result.outcome is LoadOutcome.STORED:
+        validity = result.validity
+        return (
+            f"{url}: stored version {result.version} (dtd {validity.dtd.value}, schema "
+            f"{validity.schema.value}), {result.links} links, {result.dependencies} dependencies"
+        )
+    if result.outcome is LoadOutcome.UNCHANGED:
+        return f"{url}: unchanged (version {result.version})"
+    if result.outcome is LoadOutcome.DEPENDENCY:
+        return f"{url}: dependency cached (md5 {result.md5})"
+    return f"{url}: {result.outcome.value}: {result.reason}"
+
+
+@cli.command("load")
+@click.argument("url")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--content-type", default=None, help="The Content-Type the server would send.")
+@click.pass_context
+def load(ctx: click.Context, url: str, file: Path, content_type: str | None) -> None:
+    """Load a local FILE into the warehouse as if it had been fetched from URL.
+
+    A document whose DTD, entities or schema are not loaded yet waits for them: load each one
+    the same way (its URL and a file) and the waiting documents are finished.
+    """
+    repo = repo_path(ctx)
+    clock = SystemClock()
+    fetcher = _AskTheOperator()
+    try:
+        metadata = Metadata.open(repo / "metadata.db", clock=clock)
+    except MetadataError as error:
+        raise click.ClickException(str(error)) from None
+    with metadata:
+        url_id = metadata.id_for(url)
+        if url_id is None:
+            raise click.ClickException(f"{url} is not a URL the warehouse accepts")
+        loader = Loader(repo / "documents", metadata, fetcher, clock)
+        headers = {"Content-Type": content_type} if content_type else {}
+        result = loader.load(url_id, url, file, headers, clock.now())
+        click.echo(_describe(url, result))
+        for note in result.notes:
+            click.echo(f"  {note}")
+    for needed in fetcher.requested:
+        click.echo(f"  needs {needed}: load it with `xyleme load {needed} FILE`")
+    if result.outcome is LoadOutcome.FAILED:
+        ctx.exit(1)
 
 
 @cli.command("doc")
