@@ -191,7 +191,7 @@ def _measure_plain(path: Path, answer) -> None:
     before = _rss_mb()
     started = time.perf_counter()
     root = etree.fromstring(path.read_bytes(), etree.XMLParser(huge_tree=True))
-    links = len(root.xpath(PLAIN_XPATH))
+    links = len(root.xpath("//@href"))  # the union of PLAIN_XPATH is quadratic on one big tree
     elapsed = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     answer.send(("parsed", links, peak - before, peak, elapsed))

@@ -107,6 +107,10 @@ class Loader:
         self.parking = ParkingLot(folder / "pending")
         self._dependency_ids: dict[str, int] = {}
 
+    def close(self) -> None:
+        """Close the repository's change log (the loader can still be used afterwards)."""
+        self.repository.close()
+
     def resolver(self) -> CacheResolver:
         """A fresh resolver (it records what one parse found missing)."""
         return CacheResolver(self.cache, self._dependency_id, self.in_scope)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ class DocumentRepository:
         self._docs.mkdir(parents=True, exist_ok=True)
         self._change_log = self.folder / "changes.log"
         self._log: TextIO | None = None
+        self._log_lock = threading.Lock()
 
     def _shard(self, url_id: int) -> Path:
         return self._docs / f"{url_id // 1000:06d}"
@@ -140,16 +142,18 @@ class DocumentRepository:
         for dropped in {v.md5 for v in previous} - {v.md5 for v in kept}:
             self._body(url_id, dropped).unlink(missing_ok=True)
         change = {"url_id": url_id, "url": url, "version": number, "md5": md5, "at": fetched_at}
-        if self._log is None:
-            self._log = open(self._change_log, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-        self._log.write(json.dumps(change) + "\n")  # line-buffered: readers see whole lines
+        with self._log_lock:  # loader worker threads share the log
+            if self._log is None:
+                self._log = open(self._change_log, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            self._log.write(json.dumps(change) + "\n")  # line-buffered: readers see whole lines
         return info
 
     def close(self) -> None:
         """Close the change log (reopened on the next store)."""
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        with self._log_lock:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
 
     def documents(self, url_prefix: str = "") -> Iterator[StoredDocument]:
         """Every stored document (whose URL starts with ``url_prefix``), by URL-Id."""

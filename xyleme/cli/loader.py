@@ -93,6 +93,7 @@ def load(ctx: click.Context, url: str, file: Path, content_type: str | None) -> 
         loader = Loader(repo / "documents", metadata, fetcher, clock)
         headers = {"Content-Type": content_type} if content_type else {}
         result = loader.load(url_id, url, file, headers, clock.now())
+        loader.close()
         click.echo(_describe(url, result))
         for note in result.notes:
             click.echo(f"  {note}")
