@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the loader's neighbours: the metadata manager and the crawler.
+"""Helpers of the loader's tests: in-memory stand-ins for its neighbours, and the CLI runner.
 
 They follow docs/interfaces.md so the loader is tested on its own; tests/test_loader_metadata
 checks the same flows against the real ``metadata.Metadata`` once it exists.
@@ -6,6 +6,8 @@ checks the same flows against the real ``metadata.Metadata`` once it exists.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 from metadata.types import LoadStatus
@@ -80,3 +82,13 @@ class FakeFetcher:
     @property
     def urls(self) -> list[str]:
         return [url for url, _ in self.requests]
+
+
+def xyleme(repo, *args) -> subprocess.CompletedProcess:
+    """Run the CLI as a user would, on the repository ``repo``."""
+    return subprocess.run(
+        [sys.executable, "-m", "xyleme", "--repo", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from loader import Check, Loader, LoadOutcome
 from metadata import FetchResult, LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
-from tests.loader_fakes import FakeFetcher
+from tests.loader_fakes import FakeFetcher, xyleme
 
 DOC = "http://XML.test:80/books/./doc.xml"  # canonicalised by the metadata manager
 DTD = "http://xml.test/books/book.dtd"
@@ -79,15 +76,6 @@ def test_failure_is_an_error_row_with_its_reason(loader, md):
     assert page.reason == result.reason
     assert "line 2, column" in page.reason
     assert md.status(url_id) == (LoadStatus.FAILED, result.reason)
-
-
-def xyleme(repo, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "xyleme", "--repo", str(repo), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_cli_load_parks_then_finishes_a_document(tmp_path):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -13,7 +11,7 @@ from loader.changes import diff_versions
 from loader.errors import QueryError, QueryTimeout
 from loader.query import query_documents, run_query
 from metadata.clock import ManualClock
-from tests.loader_fakes import FakeFetcher, FakeMetadata
+from tests.loader_fakes import FakeFetcher, FakeMetadata, xyleme
 
 ATOM = "http://www.w3.org/2005/Atom"
 DOCUMENTS = {
@@ -35,15 +33,6 @@ def repo(tmp_path):
     second = b'<shop>\n  <item price="5" >pad</item>\n  <item price="1">clip</item>\n</shop>'
     loader.load(md.id_for("http://shop.test/b.xml"), "http://shop.test/b.xml", second, {}, 200.0)
     return tmp_path
-
-
-def xyleme(repo, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "xyleme", "--repo", str(repo), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_query_over_latest_versions(repo):
