@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from loader.records import LoadResult
+from metadata.types import LoadStatus, PageType
 
 Body = bytes | Path
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
@@ -72,12 +73,16 @@ class MetadataPort(Protocol):
         self, url_id: int, child_ids: Iterable[int], *, dependencies: Iterable[int] = ()
     ) -> None: ...
 
-    def set_type(self, url_id: int, page_type, reason: str | None = None) -> None: ...
+    def set_type(self, url_id: int, page_type: PageType, reason: str | None = None) -> None: ...
 
     def set_status(
-        self, url_id: int, status, detail: str | None = None, waiting_for: Iterable[int] = ()
+        self,
+        url_id: int,
+        status: LoadStatus,
+        detail: str | None = None,
+        waiting_for: Iterable[int] = (),
     ) -> None: ...
 
-    def status(self, url_id: int): ...
+    def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None: ...
 
     def waiting_on(self, dependency_id: int) -> list[int]: ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -329,7 +329,7 @@ class _StreamState:
         self.depth = 0
         self.started = False
 
-    def consume(self, events) -> None:
+    def consume(self, events: Iterable[tuple[str, etree._Element]]) -> None:
         collector = self.collector
         for event, node in events:
             if event == "start":

@@ -23,8 +23,21 @@ _DEFAULTS = LoaderSettings()
 
 
 def _warehouse(ctx: click.Context) -> Warehouse:
+    """The repository's documents, with URL lookups through its metadata when there is one."""
+    repo = repo_path(ctx)
+    lookup = None
+    if (repo / "metadata.db").is_file():
+        try:
+            metadata = Metadata.open(repo / "metadata.db", readonly=True)
+        except MetadataError as error:
+            raise click.ClickException(str(error)) from None
+        ctx.call_on_close(metadata.close)
+
+        def lookup(url: str) -> int | None:
+            return metadata.id_for(url, create=False)
+
     try:
-        return Warehouse(repo_path(ctx) / "documents")
+        return Warehouse(repo / "documents", lookup_id=lookup)
     except LoaderError as error:
         raise click.ClickException(str(error)) from None
 
