@@ -9,8 +9,9 @@ For every XML page the crawler hands over (:class:`loader.interfaces.DocumentSin
 4. otherwise validate against the schemas it names, store the version with its validity,
    and send its links (children) and dependencies to the metadata manager.
 
-The crawler's fetch record already types the page XML; the loader only changes the type
-when it refuses a document (ERROR) or receives a dependency (DTD).
+The loader types a page ERROR when it refuses it, DTD when it is a dependency, and XML when
+it loads it for the first time or after a failure (a page already LOADED was typed XML then,
+and the crawler's fetch records keep it so): one Status-Data read spares a write per refresh.
 
 Any refusal becomes data: the page is typed ERROR with a reason naming the line and column,
 its status is FAILED, and the previous good version stays in the repository. A body that
@@ -250,6 +251,9 @@ class Loader:
         info = self.repository.store(url_id, url, body, md5, fetched_at, validity)
         links, dependencies = self._record_links(url_id, parsed)
         verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
+        previous = self.metadata.status(url_id)
+        if previous is None or previous[0] is not LoadStatus.LOADED:
+            self.metadata.set_type(url_id, PageType.XML)
         self.metadata.set_status(url_id, LoadStatus.LOADED, f"version {info.version}, {verdict}")
         self.parking.remove(url_id)
         return LoadResult(

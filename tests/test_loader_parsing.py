@@ -37,7 +37,7 @@ def test_well_formed_document_is_stored_as_xml(tmp_path, md):
     assert result.version == 1
     assert result.validity.dtd is Check.NONE
     assert loader.repository.read(result.url_id) == b"<catalog><item>pen</item></catalog>"
-    assert result.url_id not in md.types  # the crawler's fetch record typed it XML
+    assert md.types[result.url_id] == (PageType.XML, None)
     assert md.statuses[result.url_id][0] is LoadStatus.LOADED
 
 
@@ -49,6 +49,14 @@ def test_malformed_document_is_error_naming_line_and_column(tmp_path, md):
     assert "mismatch" in result.reason
     assert md.types[result.url_id] == (PageType.ERROR, result.reason)
     assert md.statuses[result.url_id] == (LoadStatus.FAILED, result.reason)
+
+
+def test_recovery_after_a_failure_types_the_page_xml_again(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    load(loader, md, b"<r>")
+    assert md.types[1][0] is PageType.ERROR
+    load(loader, md, b"<r/>", at=2000.0)
+    assert md.types[1] == (PageType.XML, None)
 
 
 def test_bad_refresh_keeps_the_previous_good_version(tmp_path, md):
