@@ -33,6 +33,7 @@ FEED_LINK_CANDIDATES = etree.XPath(
     f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
 )
 """The same, plus the elements whose text is a link in feeds and sitemaps."""
+HAS_XML_BASE = etree.XPath("boolean(//@xml:base)")
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
@@ -90,8 +91,13 @@ class LinkCollector:
     links.
     """
 
-    def __init__(self, document_url: str, settings: LoaderSettings) -> None:
+    def __init__(
+        self, document_url: str, settings: LoaderSettings, *, without_xml_base: bool = False
+    ) -> None:
+        """``without_xml_base``: the caller knows the document has no ``xml:base``, so every
+        base URI is the document's URL (saves asking libxml2 for each node's base)."""
         self.document_url = document_url
+        self._fixed_base = without_xml_base
         self.settings = settings
         self._links: dict[str, None] = {}
         self._dependencies: dict[str, None] = {}
@@ -142,11 +148,11 @@ class LinkCollector:
         tag = node.tag
         if not isinstance(tag, str):
             if tag is etree.PI and node.target == "xml-stylesheet":
-                self._add_link(node.base, node.get("href"))
+                self._add_link(self._base_of(node), node.get("href"))
             return
         base = None
         if node.attrib:
-            base = node.base or self.document_url
+            base = self._base_of(node)
             for name, value in node.attrib.items():
                 if name in _LINK_ATTRIBUTES:
                     self._add_link(base, value)
@@ -160,7 +166,12 @@ class LinkCollector:
         if self._kind == "sitemap" and name == "loc":
             self._sitemap_loc(node)
         elif self._kind == "rss" and name == "link":
-            self._add_link(base or node.base or self.document_url, node.text)
+            self._add_link(base or self._base_of(node), node.text)
+
+    def _base_of(self, node: etree._Element) -> str:
+        if self._fixed_base:
+            return self.document_url
+        return node.base or self.document_url
 
     def _sitemap_loc(self, node: etree._Element) -> None:
         if self._sitemap_closed:
@@ -171,7 +182,7 @@ class LinkCollector:
             )
             return
         self._sitemap_urls += 1
-        self._add_link(node.base or self.document_url, node.text)
+        self._add_link(self._base_of(node), node.text)
 
     def _schema_pairs(self, base: str, value: str) -> None:
         words = value.split()

@@ -31,6 +31,7 @@ from loader.errors import (
 )
 from loader.links import (
     FEED_LINK_CANDIDATES,
+    HAS_XML_BASE,
     LINK_CANDIDATES,
     LinkCollector,
     absolute_http_url,
@@ -239,7 +240,7 @@ def parse_tree(
     check_entities(tree, settings)
     if _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
-    collector = LinkCollector(url, settings)
+    collector = LinkCollector(url, settings, without_xml_base=not HAS_XML_BASE(tree))
     collector.root(root)
     candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
     for node in candidates(tree):
