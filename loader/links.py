@@ -1,10 +1,13 @@
 """Link discovery in XML documents (issue 5, paper §3: "XML parsing ... discovers new pages").
 
-Links (children in Link-Data, ranked): ``xlink:href``, the ``href`` of ``xml-stylesheet``
-processing instructions, XInclude and any other ``href`` / ``src`` attribute, RSS ``<link>``
-text, Atom ``<link href>``, and sitemap ``<loc>`` (capped as the sitemap protocol says).
-Dependencies (not links: they stay out of the ranking's matrix): the DOCTYPE's DTD, external
-entities, and the schemas of ``xsi:schemaLocation`` / ``xsi:noNamespaceSchemaLocation``.
+Links (children in Link-Data, ranked): ``xlink:href``, XInclude and any other ``href`` /
+``src`` attribute, RSS ``<link>`` text, Atom ``<link href>``, and sitemap ``<loc>`` (capped as
+the sitemap protocol says). Dependencies (not links: they stay out of the ranking's matrix):
+the DOCTYPE's DTD, external entities, the schemas of ``xsi:schemaLocation`` /
+``xsi:noNamespaceSchemaLocation``, and the style sheet of an ``xml-stylesheet`` processing
+instruction. A style sheet is presentation shared by many documents, like a DTD: as a link
+it would collect in-links from every document of a site and top the importance ranking
+(ARCHITECTURE: style sheets are not links; the simulated web's ground truth agrees).
 
 Every reference is resolved against the element's base URI, i.e. ``xml:base`` on it or its
 ancestors, else the document's URL; only http(s) results are kept, without their fragment.
@@ -148,7 +151,9 @@ class LinkCollector:
         tag = node.tag
         if not isinstance(tag, str):
             if tag is etree.PI and node.target == "xml-stylesheet":
-                self._add_link(self._base_of(node), node.get("href"))
+                href = node.get("href")
+                if href:
+                    self.dependency(absolute_http_url(self._base_of(node), href))
             return
         base = None
         if node.attrib:
