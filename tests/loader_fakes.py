@@ -6,11 +6,13 @@ checks the same flows against the real ``metadata.Metadata`` once it exists.
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from click.testing import CliRunner
+
 from metadata.types import LoadStatus
+from xyleme.cli import cli
 
 WAITING = {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}
 
@@ -84,11 +86,19 @@ class FakeFetcher:
         return [url for url, _ in self.requests]
 
 
-def xyleme(repo, *args) -> subprocess.CompletedProcess:
-    """Run the CLI as a user would, on the repository ``repo``."""
-    return subprocess.run(
-        [sys.executable, "-m", "xyleme", "--repo", str(repo), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+@dataclass(frozen=True)
+class Ran:
+    """What a CLI run printed and returned."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def xyleme(repo, *args) -> Ran:
+    """Run the CLI on the repository ``repo`` (in-process: a fresh interpreter per call
+    would cost a second each; ``test_module_entry_point_runs`` covers ``python -m xyleme``)."""
+    result = CliRunner().invoke(cli, ["--repo", str(repo), *args], env={"XYLEME_REPO": None})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
