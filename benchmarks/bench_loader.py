@@ -36,9 +36,6 @@ from loader import Loader, LoaderSettings, LoadOutcome
 from loader.parsing import parse_tree
 from metadata import Metadata
 from metadata.clock import ManualClock
-from xyleme.simweb import Kind, SimWeb, SimWebSettings
-from xyleme.simweb.render import Renderer
-from xyleme.simweb.web import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
 
@@ -60,6 +57,11 @@ class Corpus:
 
 def simweb_corpus(count: int, seed: int = 5) -> Corpus:
     """The first ``count`` XML documents (data, catalogues, feeds) of a simulated web."""
+    # imported here so the child process measuring memory does not carry simweb and numpy
+    from xyleme.simweb import Kind, SimWeb, SimWebSettings
+    from xyleme.simweb.render import Renderer
+    from xyleme.simweb.web import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
+
     web = SimWeb(SimWebSettings(hosts=20, pages=count * 6, seed=seed).without_faults())
     render = Renderer(web)
     kinds = web.structure.kind.tolist()
