@@ -192,20 +192,28 @@ class Loader:
     ) -> LoadResult:
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
         if size > self.settings.max_document_bytes:
-            return self._fail(
-                url_id, DocumentTooLarge(f"dependency of {size} bytes, over the size limit")
+            reason = (
+                f"dependency of {size} bytes, over the limit of {self.settings.max_document_bytes}"
+            )
+            waiters = self.dependency_failed(url_id, url, reason)
+            self.metadata.set_type(url_id, PageType.ERROR, reason)
+            return LoadResult(
+                url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
             )
         data = body if isinstance(body, bytes) else body.read_bytes()
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
-        notes = tuple(
+        notes = self._describe([r for r in retried if r is not None])
+        return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+
+    def _describe(self, results: list[LoadResult]) -> tuple[str, ...]:
+        """One note per document a dependency's arrival (or failure) decided."""
+        return tuple(
             f"{self.metadata.url_of(r.url_id)}: {r.outcome.value}"
             + (f" ({r.reason})" if r.reason else "")
-            for r in retried
-            if r is not None
+            for r in results
         )
-        return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
 
     def _load_document(
         self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float

@@ -164,3 +164,16 @@ def test_schema_is_fetched_then_checked(loader, md, fetcher):
     bad = loader.load(md.id_for(other), other, schema_document(b"many"), {}, 1000.0)
     assert bad.validity.schema is Check.INVALID
     assert "not a valid value" in bad.validity.errors[0]
+
+
+def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
+    loader = Loader(
+        tmp_path / "documents", md, fetcher, clock, LoaderSettings(max_document_bytes=1000)
+    )
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    result = deliver(loader, md, DTD, b"<!-- " + b"x" * 2000 + b" -->")
+    assert result.outcome is LoadOutcome.FAILED
+    assert md.types[md.id_for(DTD)][0] is PageType.ERROR
+    assert md.statuses[doc_id][0] is LoadStatus.FAILED
+    assert "over the limit of 1000" in md.statuses[doc_id][1]
