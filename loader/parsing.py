@@ -44,6 +44,7 @@ _VALIDITY_DOMAINS = frozenset({"VALID", "DTD"})
 _ENCODING_ERRORS = frozenset(
     {"ERR_UNSUPPORTED_ENCODING", "ERR_INVALID_ENCODING", "ERR_INVALID_CHAR", "ERR_UNKNOWN_ENCODING"}
 )
+_POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
 _ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
 Result = TypeVar("Result")
 
@@ -105,9 +106,9 @@ def rejection(error: etree.XMLSyntaxError, log: etree._ListErrorLog) -> Document
     """
     entries = [e for e in log if e.level >= etree.ErrorLevels.ERROR]
     entry = next((e for e in entries if e.domain_name not in _VALIDITY_DOMAINS), None)
-    if entry is None:
+    if entry is None:  # a pull parser keeps no log: the exception's message is all there is
         line, column = error.position if error.position else (None, None)
-        return MalformedDocument(str(error.msg), line, column)
+        return MalformedDocument(_POSITION_SUFFIX.sub("", str(error.msg)), line, column)
     message, line, column = entry.message.strip(), entry.line, entry.column
     if "amplification" in message or "entity reference loop" in message.lower():
         return EntityExpansionRefused(f"entity expansion refused: {message}", line, column)
@@ -284,11 +285,14 @@ def parse_stream(
     Memory stays bounded by the chunk size and the deepest open element path, whatever the
     document's size. The returned ``tree`` holds only the (emptied) root: the document itself
     is read back from the repository when a query needs it.
+
+    The DTD is loaded (entities, defaults) but not validated against: libxml2 checks an
+    element's content model on the children still in the tree when the element ends, and
+    the streaming frees them, so a streamed document's DTD check is "none" (noted).
     """
     with open(path, "rb") as handle:
-        head = handle.read(_DOCTYPE_WINDOW)
-    choice = choose_encoding(head[:4], content_type)
-    validate = _mentions_doctype(head, choice)
+        head = handle.read(4)
+    choice = choose_encoding(head, content_type)
 
     def make_parser(with_validation: bool) -> etree.XMLParser:
         return safe_parser(
@@ -312,11 +316,13 @@ def parse_stream(
         state.consume(parser.read_events())
         return root.getroottree(), collector
 
-    result, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
+    result, _ = _parse_with_validation(make_parser, run, False, resolver, settings)
     if result is None or resolver.missing:
         return ParsedDocument(None, None, missing=list(resolver.missing), used=resolver.used)
     tree, collector = result
-    parsed = _finish(tree, collector, validate, errors, resolver)
+    if tree.docinfo.doctype:
+        collector.notes.append("DTD not checked on a streamed document")
+    parsed = _finish(tree, collector, False, [], resolver)
     parsed.streamed = True
     return parsed
 

@@ -177,3 +177,26 @@ def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
     assert md.types[md.id_for(DTD)][0] is PageType.ERROR
     assert md.statuses[doc_id][0] is LoadStatus.FAILED
     assert "over the limit of 1000" in md.statuses[doc_id][1]
+
+
+def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    body = INVALID.replace(b"<chapter/>", b"<title>T</title>" + b"<chapter>c</chapter>" * 20)
+    doc_id = md.id_for(DOC)
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
+    assert fetcher.urls == [DTD]
+    arrived = deliver(loader, md, DTD, BOOK_DTD)
+    assert arrived.notes == (f"{DOC}: stored",)
+    stored = loader.repository.latest(doc_id)
+    assert stored.validity.dtd is Check.NONE  # the streaming frees what validation reads
+    assert loader.repository.read(doc_id) == body
+
+
+def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    deliver(loader, md, DTD, BOOK_DTD)
+    body = VALID.replace(b"</book>", b"<chapter>c</chapter>" * 10 + b"</book>")
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.notes == ("DTD not checked on a streamed document",)
