@@ -6,6 +6,7 @@ checks the same flows against the real ``metadata.Metadata`` once it exists.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -70,6 +71,18 @@ class FakeMetadata:
 
     def dependencies_of(self, url_id: int) -> list[str]:
         return [self.urls[i] for i in self.dependencies.get(url_id, [])]
+
+
+class QueueFetcher:
+    """``DependencyFetcher`` for a loader in a worker thread: the URL goes to the event loop,
+    where an aiohttp client playing the crawler fetches it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def request(self, url: str, referrer_id: int) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, url)
 
 
 class FakeFetcher:

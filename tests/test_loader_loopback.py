@@ -15,6 +15,7 @@ from aiohttp import web
 from loader import Check, Loader, LoadOutcome, Warehouse
 from metadata import LoadStatus, Metadata
 from metadata.clock import ManualClock
+from tests.loader_fakes import QueueFetcher
 
 BOOK_DTD = b"""<!ELEMENT book (title, chapter)>
 <!ELEMENT title (#PCDATA)>
@@ -24,17 +25,6 @@ BOOK_DTD = b"""<!ELEMENT book (title, chapter)>
 BOOK = b"""<?xml version="1.0"?>
 <!DOCTYPE book SYSTEM "book.dtd">
 <book><title>Loopback</title><chapter>&one;</chapter></book>"""
-
-
-class QueueFetcher:
-    """``DependencyFetcher`` for a loader running in a worker thread: queue on the loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
-
-    def request(self, url: str, referrer_id: int) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, url)
 
 
 async def test_dtd_and_entity_fetched_through_an_aiohttp_client(tmp_path, aiohttp_server):

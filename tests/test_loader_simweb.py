@@ -15,20 +15,10 @@ import pytest
 from loader import Check, Loader
 from metadata import LoadStatus, Metadata
 from metadata.clock import ManualClock
+from tests.loader_fakes import QueueFetcher
 from xyleme.simweb import GroundTruth, SimWebServer, SimWebSettings
 
 SETTINGS = SimWebSettings(hosts=2, pages=160, seed=11).without_faults()
-
-
-class QueueFetcher:
-    """``DependencyFetcher`` for a loader in a worker thread: the URL goes to the loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
-
-    def request(self, url: str, referrer_id: int) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, url)
 
 
 @pytest.fixture
