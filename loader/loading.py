@@ -321,7 +321,7 @@ class Loader:
         missing = missing_schemas or parsed.missing
         if missing_schemas:
             status = LoadStatus.WAITING_SCHEMA
-        elif parsed.doctype_url in missing or any(u.lower().endswith(".dtd") for u in missing):
+        elif parsed.doctype_url in missing:
             status = LoadStatus.WAITING_DTD
         else:
             status = LoadStatus.WAITING_ENTITY

@@ -3,9 +3,9 @@
 Both paths use the same hardened parser settings (:func:`safe_parser`): no network, no local
 files (every external load goes to :class:`loader.dependencies.CacheResolver`), no "huge"
 mode (libxml2 then caps text nodes, depth and entity amplification itself), plus the loader's
-own configurable depth and entity limits. A document with a DOCTYPE is validated while it is
-parsed; a document that is well-formed but invalid is parsed again without validation, so it
-is stored with its validity errors rather than refused.
+own configurable depth and entity limits. A tree-parsed document with a DOCTYPE is validated
+while it is parsed; one that is well-formed but invalid is parsed again without validation,
+so it is stored with its validity errors rather than refused.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ _VALIDITY_DOMAINS = frozenset({"VALID", "DTD"})
 _ENCODING_ERRORS = frozenset(
     {"ERR_UNSUPPORTED_ENCODING", "ERR_INVALID_ENCODING", "ERR_INVALID_CHAR", "ERR_UNKNOWN_ENCODING"}
 )
+_DOCTYPE_SYSTEM_ID = re.compile(
+    rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
+)
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
 _ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
 Result = TypeVar("Result")
@@ -58,7 +61,6 @@ class ParsedDocument:
     dtd: Check = Check.NONE
     dtd_errors: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
-    used: list[str] = field(default_factory=list)
     doctype_url: str | None = None
     streamed: bool = False
 
@@ -217,6 +219,15 @@ def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> 
     return Check.INVALID if errors else Check.VALID
 
 
+def _waiting(resolver: CacheResolver, url: str, head: bytes) -> ParsedDocument:
+    """The result of a parse that found dependencies missing (the document will wait)."""
+    found = _DOCTYPE_SYSTEM_ID.search(head[:_DOCTYPE_WINDOW])
+    doctype_url = (
+        absolute_http_url(url, found.group(2).decode("ascii", "replace")) if found else None
+    )
+    return ParsedDocument(None, None, missing=list(resolver.missing), doctype_url=doctype_url)
+
+
 def parse_tree(
     body: bytes,
     url: str,
@@ -236,7 +247,7 @@ def parse_tree(
 
     root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
     if root is None or resolver.missing:
-        return ParsedDocument(None, None, missing=list(resolver.missing), used=resolver.used)
+        return _waiting(resolver, url, body)
     tree = root.getroottree()
     check_entities(tree, settings)
     if _too_deep_test(settings.max_depth)(tree):
@@ -268,7 +279,6 @@ def _finish(
         collector,
         dtd=check,
         dtd_errors=errors if check is Check.INVALID else [],
-        used=list(resolver.used),
         doctype_url=dtd_url,
     )
 
@@ -318,7 +328,8 @@ def parse_stream(
 
     result, _ = _parse_with_validation(make_parser, run, False, resolver, settings)
     if result is None or resolver.missing:
-        return ParsedDocument(None, None, missing=list(resolver.missing), used=resolver.used)
+        with open(path, "rb") as handle:
+            return _waiting(resolver, url, handle.read(_DOCTYPE_WINDOW))
     tree, collector = result
     if tree.docinfo.doctype:
         collector.notes.append("DTD not checked on a streamed document")
