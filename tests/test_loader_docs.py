@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ from click.testing import CliRunner
 
 from xyleme.cli import cli
 
-DOCS = (Path(__file__).parent.parent / "docs" / "loader.md").read_text(encoding="utf-8")
+DOC = Path(__file__).parent.parent / "docs" / "loader.md"
+DOCS = DOC.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("command", ["load", "doc", "diff", "changes", "query"])
@@ -18,3 +20,12 @@ def test_command_is_documented_with_help(command):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0
     assert len(cli.commands[command].help or "") > 20
+
+
+def test_python_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    failed, attempted = doctest.testfile(
+        str(DOC), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
+    )
+    assert attempted >= 10
+    assert failed == 0

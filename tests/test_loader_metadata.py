@@ -102,3 +102,19 @@ def test_cli_load_reports_a_refusal(tmp_path):
     assert done.returncode == 1
     assert "failed: Opening and ending tag mismatch" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_worker_threads_share_one_loader(loader, md):
+    from concurrent.futures import ThreadPoolExecutor
+
+    urls = [f"http://xml.test/t/{n}.xml" for n in range(40)]
+    ids = md.ids_for(urls)
+    bodies = [b'<r><a href="%d.xml"/></r>' % (n + 1) for n in range(40)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(
+            pool.map(lambda job: loader.load(*job, {}, 5.0), zip(ids, urls, bodies, strict=True))
+        )
+    assert {r.outcome for r in results} == {LoadOutcome.STORED}
+    assert len(list(loader.repository.changes())) == 40
+    assert all(md.status(i)[0] is LoadStatus.LOADED for i in ids)
+    assert md.urls_of(md.children(ids[0])) == ["http://xml.test/t/1.xml"]
