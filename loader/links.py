@@ -22,6 +22,7 @@ from lxml import etree
 
 from loader.settings import LoaderSettings
 
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
@@ -36,7 +37,6 @@ FEED_LINK_CANDIDATES = etree.XPath(
     f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
 )
 """The same, plus the elements whose text is a link in feeds and sitemaps."""
-HAS_XML_BASE = etree.XPath("boolean(//@xml:base)")
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
@@ -95,12 +95,14 @@ class LinkCollector:
     """
 
     def __init__(
-        self, document_url: str, settings: LoaderSettings, *, without_xml_base: bool = False
+        self, document_url: str, settings: LoaderSettings, *, in_document_order: bool = False
     ) -> None:
-        """``without_xml_base``: the caller knows the document has no ``xml:base``, so every
-        base URI is the document's URL (saves asking libxml2 for each node's base)."""
+        """``in_document_order``: nodes come in document order (ancestors first), so until
+        the first ``xml:base`` attribute every base URI is the document's URL, which saves
+        asking libxml2 for each node's base. The streaming path feeds nodes at their end
+        (descendants first) and asks every time."""
         self.document_url = document_url
-        self._fixed_base = without_xml_base
+        self._fixed_base = in_document_order
         self.settings = settings
         self._links: dict[str, None] = {}
         self._dependencies: dict[str, None] = {}
@@ -156,9 +158,12 @@ class LinkCollector:
                     self.dependency(absolute_http_url(self._base_of(node), href))
             return
         base = None
-        if node.attrib:
+        attributes = node.attrib
+        if attributes:
+            if self._fixed_base and XML_BASE in attributes:
+                self._fixed_base = False  # this node and what follows may have another base
             base = self._base_of(node)
-            for name, value in node.attrib.items():
+            for name, value in attributes.items():
                 if name in _LINK_ATTRIBUTES:
                     self._add_link(base, value)
                 elif name == XSI_SCHEMA_LOCATION:

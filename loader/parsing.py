@@ -31,13 +31,12 @@ from loader.errors import (
 )
 from loader.links import (
     FEED_LINK_CANDIDATES,
-    HAS_XML_BASE,
     LINK_CANDIDATES,
     LinkCollector,
     absolute_http_url,
 )
 from loader.records import Check
-from loader.settings import LoaderSettings
+from loader.settings import LIBXML2_MAX_DEPTH, LoaderSettings
 
 _DOCTYPE_WINDOW = 1 << 20
 _VALIDITY_DOMAINS = frozenset({"VALID", "DTD"})
@@ -115,7 +114,7 @@ def rejection(error: etree.XMLSyntaxError, log: etree._ListErrorLog) -> Document
     if "amplification" in message or "entity reference loop" in message.lower():
         return EntityExpansionRefused(f"entity expansion refused: {message}", line, column)
     if "Excessive depth" in message:
-        return DocumentTooDeep(message, line, column)
+        return DocumentTooDeep(f"elements nested deeper than {LIBXML2_MAX_DEPTH}", line, column)
     if entry.type_name in _ENCODING_ERRORS or entry.domain_name in ("I18N", "IO"):
         return EncodingProblem(f"encoding error: {message}", line, column)
     return MalformedDocument(message, line, column)
@@ -250,9 +249,9 @@ def parse_tree(
         return _waiting(resolver, url, body)
     tree = root.getroottree()
     check_entities(tree, settings)
-    if _too_deep_test(settings.max_depth)(tree):
+    if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
-    collector = LinkCollector(url, settings, without_xml_base=not HAS_XML_BASE(tree))
+    collector = LinkCollector(url, settings, in_document_order=True)
     collector.root(root)
     candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
     for node in candidates(tree):

@@ -149,3 +149,13 @@ def test_links_capped(tmp_path, md):
     found, _, result = links(tmp_path, md, body, max_links=5)
     assert len(found) == 5
     assert result.notes == ("links capped at 5",)
+
+
+def test_xml_base_applies_only_from_where_it_is_declared(tmp_path, md):
+    body = b"""<r><a href="before.xml"/><s xml:base="http://base.test/s/"><t href="in.xml"/></s>
+      <u href="after.xml"/></r>"""
+    assert links(tmp_path, md, body)[0] == [
+        "http://xml.test/dir/before.xml",
+        "http://base.test/s/in.xml",
+        "http://xml.test/dir/after.xml",
+    ]

@@ -119,6 +119,13 @@ def test_too_deep_document_is_refused(tmp_path, md):
     assert load(loader, md, b"<a>" * 10 + b"</a>" * 10, url="http://xml.test/ok.xml").version == 1
 
 
+def test_default_depth_limit_is_libxml2s(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, b"<a>" * 300 + b"</a>" * 300)
+    assert result.outcome is LoadOutcome.FAILED
+    assert result.reason.startswith("elements nested deeper than 256 (line 1, column")
+
+
 def test_too_deep_streamed_document_is_refused(tmp_path, md):
     loader = make_loader(tmp_path, md, max_depth=10, stream_threshold_bytes=64)
     result = load(loader, md, b"<a>" * 30 + b"</a>" * 30)
