@@ -236,6 +236,7 @@ class Loader:
         latest = self.repository.latest(url_id)
         if latest is not None and latest.md5 == md5:
             self.parking.remove(url_id)
+            self._mark_loaded(url_id, f"version {latest.version}, unchanged")
             return LoadResult(url_id, LoadOutcome.UNCHANGED, latest.version, md5, latest.validity)
         resolver = self.resolver()
         if size > settings.stream_threshold_bytes:
@@ -259,10 +260,7 @@ class Loader:
         info = self.repository.store(url_id, url, body, md5, fetched_at, validity)
         links, dependencies = self._record_links(url_id, parsed)
         verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
-        previous = self.metadata.status(url_id)
-        if previous is None or previous[0] is not LoadStatus.LOADED:
-            self.metadata.set_type(url_id, PageType.XML)
-        self.metadata.set_status(url_id, LoadStatus.LOADED, f"version {info.version}, {verdict}")
+        self._mark_loaded(url_id, f"version {info.version}, {verdict}", always=True)
         self.parking.remove(url_id)
         return LoadResult(
             url_id,
@@ -282,6 +280,16 @@ class Loader:
         path = self.parking.folder / f"{url_id}.stream"
         path.write_bytes(body)
         return path
+
+    def _mark_loaded(self, url_id: int, detail: str, *, always: bool = False) -> None:
+        """Status LOADED, and type XML if the page was not loaded before (first load, or
+        back from a failure). An unchanged refresh of a loaded page writes nothing."""
+        previous = self.metadata.status(url_id)
+        loaded = previous is not None and previous[0] is LoadStatus.LOADED
+        if not loaded:
+            self.metadata.set_type(url_id, PageType.XML)
+        if always or not loaded:
+            self.metadata.set_status(url_id, LoadStatus.LOADED, detail)
 
     def _check_schema(self, parsed: ParsedDocument) -> SchemaCheck:
         """The schema verdict (its ``missing`` lists schemas not yet fetched)."""

@@ -59,6 +59,16 @@ def test_recovery_after_a_failure_types_the_page_xml_again(tmp_path, md):
     assert md.types[1] == (PageType.XML, None)
 
 
+def test_return_to_the_stored_content_after_a_failure_clears_the_error(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    load(loader, md, b"<r>good</r>")
+    load(loader, md, b"<r>bad", at=2000.0)
+    again = load(loader, md, b"<r>good</r>", at=3000.0)
+    assert again.outcome is LoadOutcome.UNCHANGED
+    assert md.types[1] == (PageType.XML, None)
+    assert md.statuses[1] == (LoadStatus.LOADED, "version 1, unchanged")
+
+
 def test_bad_refresh_keeps_the_previous_good_version(tmp_path, md):
     loader = make_loader(tmp_path, md)
     good = load(loader, md, b"<catalog><item>pen</item></catalog>")
