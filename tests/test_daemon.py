@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from metadata import Metadata
+from metadata import FetchResult, Metadata, PageType
 from metadata.clock import ManualClock
 from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
@@ -150,3 +150,17 @@ async def test_a_failing_job_is_logged_and_the_daemon_goes_on(repo, caplog):
     await daemon._run_job(broken)
     assert daemon.failure is None and "periodic job broken failed" in caplog.text
     daemon.close()
+
+
+def test_rank_compute_and_recheck_are_handed_to_the_running_daemon(repo, daemon):
+    code, output = xyleme(repo, "rank", "compute")
+    assert code == 1 and "nothing to rank (no score was written)" in output
+    with Metadata.open(repo / "metadata.db") as md:  # a page read, linking to another
+        home, other = md.ids_for(["http://a.test/", "http://b.test/"])
+        md.record_fetch(FetchResult(home, 1.0, PageType.HTML, 200, md5="0" * 32, children=[other]))
+    code, output = xyleme(repo, "rank", "compute")
+    assert code == 0, output
+    assert "ranked 2 pages (0 XML) over 1 links by the daemon" in output
+    daemon.wait_for("ranking pass: 2 pages")
+    code, output = xyleme(repo, "recheck", "--json")
+    assert code == 0 and json.loads(output)["queued"] is True

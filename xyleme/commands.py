@@ -61,6 +61,10 @@ class CommandTarget(Protocol):
 
     def recheck(self, strategy: str, limit: int | None) -> Answer | Awaitable[Answer]: ...
 
+    def compute_ranking(self) -> Answer | Awaitable[Answer]:
+        """The daemon only: without one, ``xyleme rank compute`` ranks by itself."""
+        ...
+
 
 def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
     """Run the command ``name`` on ``target``; an unknown name is an error answer."""
@@ -70,6 +74,8 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
         return target.set_paused(name == "pause")
     if name == "recheck":
         return target.recheck(args["strategy"], args.get("limit"))
+    if name == "rank compute":  # only ever handed to a daemon: `xyleme rank compute` runs it
+        return target.compute_ranking()
     return Answer(f"unknown command {name!r}", ok=False)
 
 

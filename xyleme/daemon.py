@@ -513,6 +513,21 @@ class Daemon:
             self.crawler.submit(url, Level.SCOUTING)
         return reply
 
+    async def compute_ranking(self) -> Answer:
+        """``rank compute`` handed over by the CLI: a ranking pass now, with [ranking]."""
+        try:
+            figures = await self.recompute_ranking()
+        except RankingError as error:
+            return Answer(f"{error} (no score was written)", ok=False)
+        interest = figures["interest_sweeps"]
+        return Answer(
+            f"ranked {figures['pages']} pages ({figures['xml_pages']} XML) over "
+            f"{figures['links']} links by the daemon: importance in "
+            f"{figures['importance_sweeps']} sweeps"
+            + ("" if interest is None else f", interest in {interest}"),
+            figures,
+        )
+
     async def recheck(self, strategy: str, limit: int | None) -> Answer:
         """``recheck``: queue the read pages at the background level in LiveRank order."""
         order = await asyncio.to_thread(recheck_order, self.md, strategy, limit)

@@ -63,17 +63,24 @@ def run_state_command(repository: Path, name: str, args: dict[str, Any]) -> comm
     try:
         lock.acquire()
     except RepositoryLocked:
-        with open_metadata(repository, readonly=False) as md:
-            command_id = commands.submit(md, name, args)
-            try:
-                return commands.wait_for_answer(md, command_id, ANSWER_TIMEOUT)
-            except commands.CommandFailed as error:
-                raise click.ClickException(str(error)) from None
+        return hand_to_daemon(repository, name, args)
     try:
         with open_metadata(repository, readonly=False) as md:
             return commands.execute(commands.RepositoryTarget(md), name, args)
     finally:
         lock.release()
+
+
+def hand_to_daemon(
+    repository: Path, name: str, args: dict[str, Any], timeout: float = ANSWER_TIMEOUT
+) -> commands.Answer:
+    """Queue a command for the daemon holding ``repository`` and wait for its answer."""
+    with open_metadata(repository, readonly=False) as md:
+        command_id = commands.submit(md, name, args)
+        try:
+            return commands.wait_for_answer(md, command_id, timeout)
+        except commands.CommandFailed as error:
+            raise click.ClickException(str(error)) from None
 
 
 def report(answer: commands.Answer, as_json: bool) -> None:
