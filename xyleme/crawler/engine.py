@@ -24,6 +24,7 @@ import email.utils
 import hashlib
 import inspect
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -302,8 +303,7 @@ class Crawler:
     async def _fetch(self, request: Request) -> _Outcome | None:
         """Fetch one request; an outcome to commit, or None when it went back in the queue."""
         key = request.host
-        loop = asyncio.get_running_loop()
-        rules = self.robots.lookup(key, loop.time())
+        rules = self.robots.lookup(key, time.monotonic())
         if rules is None:
             await self._learn_robots(key)
             self.frontier.finish(request)  # that was a request to the host: keep the delay
@@ -331,12 +331,11 @@ class Crawler:
         future = asyncio.get_running_loop().create_future()
         self._robots_pending[key] = future
         try:
-            loop = asyncio.get_running_loop()
             rules = await self.robots.fetch(
                 key,
                 lambda url: self.fetcher.get(url, limit=self.settings.robots_max_bytes * 2),
                 lambda url: self.scope.refusal(url) is None,
-                loop.time,
+                time.monotonic,
             )
             self.stats.robots_fetches += 1
             self.frontier.set_delay(
@@ -352,7 +351,7 @@ class Crawler:
                 future.exception()  # retrieved: nobody else may be waiting
 
     def _delay_of(self, key: str) -> float:
-        rules = self.robots.lookup(key, asyncio.get_running_loop().time())
+        rules = self.robots.lookup(key, time.monotonic())
         crawl_delay = rules.crawl_delay(self.settings.robots_agent) if rules else None
         return host_delay(self.settings, crawl_delay)
 

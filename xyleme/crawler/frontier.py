@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import time
 from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
@@ -66,7 +67,7 @@ class Request:
 
 
 class Frontier:
-    """Priority levels over per-host politeness slots.
+    """Priority levels over per-host politeness slots. Times are ``time.monotonic()`` (real time).
 
     ``delay_of(key)`` gives the delay of a new slot (the minimum delay, or the host's
     Crawl-delay once robots.txt is known); ``limit`` is the per-host concurrency.
@@ -84,6 +85,7 @@ class Frontier:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._timer_handle: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ queueing
 
@@ -126,7 +128,7 @@ class Frontier:
         entry = (int(request.level), -request.score, request.seq, request)
         heapq.heappush(slot.pending, entry)
         if slot.pending[0] is entry:
-            self._offer(slot, asyncio.get_running_loop().time())
+            self._offer(slot, time.monotonic())
         return True
 
     def _offer(self, slot: HostSlot, now: float) -> None:
@@ -176,12 +178,13 @@ class Frontier:
         """Wait for the best request that may start, and take it."""
         loop = asyncio.get_running_loop()
         while True:
-            request = self.pop_ready(loop.time())
+            request = self.pop_ready(time.monotonic())
             if request is not None:
                 if self._ready:
                     self._wake_one()  # more may be ready: pass the turn on
                 self._arm_timer()
                 return request
+            self._loop = loop
             waiter = loop.create_future()
             self._waiters.append(waiter)
             self._arm_timer()
@@ -196,7 +199,7 @@ class Frontier:
         self, request: Request, *, used_network: bool = True, back_off: float | None = None
     ) -> None:
         """A request taken with :meth:`get` ended: free its slot (after a back-off if asked)."""
-        now = asyncio.get_running_loop().time()
+        now = time.monotonic()
         slot = self.slot(request.host)
         slot.finish(now, used_network=used_network)
         if back_off:
@@ -209,7 +212,7 @@ class Frontier:
 
     def collect_idle(self, idle_seconds: float) -> int:
         """Forget slots idle for ``idle_seconds`` (Scrapy's slot GC); returns how many."""
-        now = asyncio.get_running_loop().time()
+        now = time.monotonic()
         idle = [key for key, slot in self._slots.items() if slot.idle_since(now, idle_seconds)]
         for key in idle:
             del self._slots[key]
@@ -237,14 +240,15 @@ class Frontier:
     def _arm_timer(self) -> None:
         """Wake a worker when the earliest waiting slot's delay ends."""
         earliest = self._timers.earliest()
-        if earliest is None or not self._waiters:
+        if earliest is None or not self._waiters or self._loop is None:
             return
         if self._timer_at is not None and self._timer_at <= earliest:
             return
         if self._timer_handle is not None:
             self._timer_handle.cancel()
         self._timer_at = earliest
-        self._timer_handle = asyncio.get_running_loop().call_at(earliest, self._on_timer)
+        delay = max(0.0, earliest - time.monotonic())
+        self._timer_handle = self._loop.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer_handle = self._timer_at = None

@@ -1,0 +1,316 @@
+"""Crawl throughput: xyleme's crawler against Scrapy and a bare aiohttp + lxml loop.
+
+All three crawl the same loopback site in one run, each in its own subprocess (so each
+has its own peak RSS), one after the other, while the site is served by another process:
+``--hosts`` virtual hosts on loopback addresses 127.0.0.1, 127.0.0.2…, one port,
+``--pages`` HTML pages with a power-law link structure (every page reachable from the
+hosts' home pages), a robots.txt per host that disallows ``/private/``. Same concurrency,
+same per-host limit, robots obeyed, no delay:
+
+* xyleme: the full work — robots.txt, politeness slots, conditional-GET bookkeeping, MD5,
+  link extraction and canonicalisation, scope checks, batched metadata writes (SQLite);
+* Scrapy: a minimal link-following spider (``CONCURRENT_REQUESTS`` equal to ours,
+  ``ROBOTSTXT_OBEY``), no pipeline;
+* bare: a queue of URLs, aiohttp workers, lxml link extraction, a Python set for dedup.
+
+Run::
+
+    python benchmarks/bench_crawl.py --quick    # ~5,000 pages, < 60 s
+    python benchmarks/bench_crawl.py            # 20,000 pages
+
+The last line is JSON with ``xyleme_pages_per_s``, ``scrapy_pages_per_s``,
+``bare_pages_per_s``, ``ratio_vs_scrapy``, ``ratio_vs_bare`` and ``xyleme_peak_rss_mb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's packages
+
+LINKS_PER_PAGE = 12
+FILLER = "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 8 + "</p>"
+
+
+# ---------------------------------------------------------------------------- the site
+
+
+def site_links(pages: int, hosts: int, seed: int = 7) -> list[list[int]]:
+    """Each page's link targets: a chain (reachability) plus power-law picks."""
+    rng = random.Random(seed)
+    links = []
+    for page in range(pages):
+        targets = {(page + 1) % pages}
+        while len(targets) < LINKS_PER_PAGE:
+            targets.add(int(pages * rng.random() ** 3))  # low ids are popular
+        links.append(sorted(targets))
+    return links
+
+
+def page_host(page: int, hosts: int) -> str:
+    return f"127.0.0.{1 + page % hosts}"
+
+
+def serve(pages: int, hosts: int) -> None:
+    """Serve the site until stdin closes; print the port first."""
+    from aiohttp import web
+
+    links = site_links(pages, hosts)
+
+    def body(page: int, port: int) -> bytes:
+        anchors = "".join(
+            f'<li><a href="http://{page_host(t, hosts)}:{port}/p/{t}.html">page {t}</a></li>'
+            for t in links[page]
+        )
+        return (
+            f"<!DOCTYPE html><html><head><title>page {page}</title></head><body>"
+            f"<h1>Page {page}</h1>{FILLER}<ul>{anchors}</ul>"
+            f'<a href="/private/{page}.html">private</a>{FILLER}</body></html>'
+        ).encode()
+
+    async def main() -> None:
+        port_box: list[int] = []
+
+        async def handle(request: web.Request) -> web.Response:
+            path = request.path
+            if path == "/robots.txt":
+                return web.Response(text="User-agent: *\nDisallow: /private/\n")
+            if path == "/":
+                host_index = int(request.host.split(":")[0].rsplit(".", 1)[1]) - 1
+                return web.Response(body=body(host_index, port_box[0]), content_type="text/html")
+            if path.startswith("/p/") and path.endswith(".html"):
+                page = int(path[3:-5])
+                if 0 <= page < pages:
+                    return web.Response(body=body(page, port_box[0]), content_type="text/html")
+            return web.Response(status=404)
+
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        first = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await first.start()
+        port = first._server.sockets[0].getsockname()[1]
+        port_box.append(port)
+        for index in range(2, hosts + 1):
+            await web.TCPSite(runner, f"127.0.0.{index}", port, backlog=1024).start()
+        print(port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        await runner.cleanup()
+
+    asyncio.run(main())
+
+
+def seeds(port: int, hosts: int) -> list[str]:
+    return [f"http://127.0.0.{index}:{port}/" for index in range(1, hosts + 1)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ---------------------------------------------------------------------------- crawlers
+
+
+def run_xyleme(port: int, hosts: int, concurrency: int, per_host: int) -> dict:
+    from metadata import Metadata
+    from metadata.clock import AcceleratedClock
+
+    from xyleme.crawler import Crawler, CrawlerSettings, Scope
+
+    clock = AcceleratedClock(epoch=1_000_000_000.0)
+    clock.freeze()
+    settings = CrawlerSettings(
+        concurrency=concurrency,
+        per_host_concurrency=per_host,
+        min_delay=0.0,
+        max_scout_depth=10_000,
+    )
+    scope = Scope(hosts=frozenset(f"127.0.0.{i}" for i in range(1, hosts + 1)))
+    with tempfile.TemporaryDirectory() as folder:
+        with Metadata.create(Path(folder) / "metadata.db", clock=clock) as md:
+            crawler = Crawler(md, settings, scope, clock=clock)
+            for url in seeds(port, hosts):
+                crawler.submit(url)
+            started = time.perf_counter()
+            stats = asyncio.run(crawler.run())
+            seconds = time.perf_counter() - started
+            html = stats["by_type"].get("HTML", 0)
+    return {"pages": html, "seconds": seconds, "peak_rss_mb": peak_rss_mb(), "stats": stats}
+
+
+def run_bare(port: int, hosts: int, concurrency: int, per_host: int) -> dict:
+    from urllib.parse import urljoin
+
+    import aiohttp
+    import lxml.html
+
+    async def crawl() -> int:
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        seen: set[str] = set()
+        for url in seeds(port, hosts):
+            seen.add(url)
+            queue.put_nowait(url)
+        fetched = 0
+        connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=per_host)
+        async with aiohttp.ClientSession(connector=connector) as session:
+
+            async def worker() -> None:
+                nonlocal fetched
+                while True:
+                    url = await queue.get()
+                    try:
+                        async with session.get(url) as response:
+                            body = await response.read()
+                        fetched += 1
+                        root = lxml.html.fromstring(body)
+                        for href in root.xpath("//a/@href"):
+                            link = urljoin(url, href)
+                            if "/private/" not in link and link not in seen:
+                                seen.add(link)
+                                queue.put_nowait(link)
+                    finally:
+                        queue.task_done()
+
+            workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+            await queue.join()
+            for task in workers:
+                task.cancel()
+        return fetched
+
+    started = time.perf_counter()
+    pages = asyncio.run(crawl())
+    return {"pages": pages, "seconds": time.perf_counter() - started, "peak_rss_mb": peak_rss_mb()}
+
+
+def run_scrapy(port: int, hosts: int, concurrency: int, per_host: int) -> dict:
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    counted = {"pages": 0}
+
+    class LinkSpider(scrapy.Spider):
+        name = "links"
+        start_urls = seeds(port, hosts)
+
+        def parse(self, response):
+            counted["pages"] += 1
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, callback=self.parse)
+
+    process = CrawlerProcess(
+        settings={
+            "CONCURRENT_REQUESTS": concurrency,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": per_host,
+            "DOWNLOAD_DELAY": 0,
+            "ROBOTSTXT_OBEY": True,
+            "LOG_LEVEL": "ERROR",
+            "TELNETCONSOLE_ENABLED": False,
+            "COOKIES_ENABLED": False,
+            "RETRY_ENABLED": False,
+            "HTTPCACHE_ENABLED": False,
+        }
+    )
+    process.crawl(LinkSpider)
+    started = time.perf_counter()
+    process.start()
+    seconds = time.perf_counter() - started
+    return {"pages": counted["pages"], "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
+
+
+RUNNERS = {"xyleme": run_xyleme, "scrapy": run_scrapy, "bare": run_bare}
+
+
+def measure(name: str, port: int, args: argparse.Namespace) -> dict:
+    """Run one crawler in a fresh subprocess; its JSON result."""
+    command = [
+        sys.executable,
+        __file__,
+        "--run",
+        name,
+        "--port",
+        str(port),
+        "--hosts",
+        str(args.hosts),
+        "--concurrency",
+        str(args.concurrency),
+        "--per-host",
+        str(args.per_host),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{name} crawl failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["pages_per_s"] = result["pages"] / result["seconds"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="about 5,000 pages, < 60 s")
+    parser.add_argument("--pages", type=int, default=None)
+    parser.add_argument("--hosts", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--per-host", type=int, default=4)
+    parser.add_argument("--only", choices=sorted(RUNNERS), action="append")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=sorted(RUNNERS), help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    pages = args.pages or (5_000 if args.quick else 20_000)
+    if args.serve:
+        serve(pages, args.hosts)
+        return
+    if args.run:
+        result = RUNNERS[args.run](args.port, args.hosts, args.concurrency, args.per_host)
+        print(json.dumps(result))
+        return
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--pages", str(pages), "--hosts", str(args.hosts)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = int(server.stdout.readline())
+        results = {name: measure(name, port, args) for name in (args.only or RUNNERS)}
+    finally:
+        server.stdin.close()
+        server.wait(timeout=10)
+    print(f"{pages} pages on {args.hosts} hosts, concurrency {args.concurrency}, "
+          f"{args.per_host} per host")
+    print(f"{'crawler':<8} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'peak RSS MB':>12}")
+    for name, result in results.items():
+        print(
+            f"{name:<8} {result['pages']:>7} {result['seconds']:>8.2f} "
+            f"{result['pages_per_s']:>9.0f} {result['peak_rss_mb']:>12.0f}"
+        )
+    rate = {name: result["pages_per_s"] for name, result in results.items()}
+    summary = {
+        "pages": pages,
+        "xyleme_pages_per_s": round(rate.get("xyleme", 0.0), 1),
+        "scrapy_pages_per_s": round(rate.get("scrapy", 0.0), 1),
+        "bare_pages_per_s": round(rate.get("bare", 0.0), 1),
+        "ratio_vs_scrapy": round(rate.get("xyleme", 0) / rate["scrapy"], 2)
+        if rate.get("scrapy")
+        else None,
+        "ratio_vs_bare": round(rate.get("xyleme", 0) / rate["bare"], 2)
+        if rate.get("bare")
+        else None,
+        "xyleme_peak_rss_mb": round(results.get("xyleme", {}).get("peak_rss_mb", 0.0), 1),
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
