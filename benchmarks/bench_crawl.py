@@ -287,8 +287,10 @@ def main() -> None:
     finally:
         server.stdin.close()
         server.wait(timeout=10)
-    print(f"{pages} pages on {args.hosts} hosts, concurrency {args.concurrency}, "
-          f"{args.per_host} per host")
+    print(
+        f"{pages} pages on {args.hosts} hosts, concurrency {args.concurrency}, "
+        f"{args.per_host} per host"
+    )
     print(f"{'crawler':<8} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'peak RSS MB':>12}")
     for name, result in results.items():
         print(

@@ -54,7 +54,9 @@ async def test_crawl_records_pages_and_link_graph(site, md):
     assert crawler.submit(home)
     stats = await crawler.run()
     assert stats["pages"] == 3
-    assert children_urls(md, home) == sorted([site.url("a.test", "/x.html"), site.url("b.test", "/y.html")])
+    assert children_urls(md, home) == sorted(
+        [site.url("a.test", "/x.html"), site.url("b.test", "/y.html")]
+    )
     assert children_urls(md, site.url("b.test", "/y.html")) == [site.url("a.test", "/x.html")]
     page = md.page_by_url(home)
     assert page.page_type is PageType.HTML and page.md5 is not None and page.status == 200
