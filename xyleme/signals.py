@@ -5,7 +5,7 @@ Modules listen to what happened without importing who made it happen (Scrapy's
 the crawler's events; the crawler fires them *after* the metadata transaction that recorded
 the fetch has committed, so a listener always reads a database that already holds the page.
 
-Every listener is called with one keyword argument, ``event`` (a
+Every listener is called with one argument, the event (for the crawler's signals a
 :class:`xyleme.crawler.CrawlEvent`: the committed ``FetchResult``, the URL, the level it was
 queued at and what the HTML said about itself).
 """
@@ -45,8 +45,8 @@ class SignalManager:
 
     >>> signals = SignalManager()
     >>> seen = []
-    >>> signals.connect(page_fetched, lambda event: seen.append(event))
-    >>> signals.send_catch_log(page_fetched, event="page 1")
+    >>> signals.connect(page_fetched, seen.append)
+    >>> signals.send_catch_log(page_fetched, "page 1")
     >>> seen
     ['page 1']
     """
@@ -55,7 +55,7 @@ class SignalManager:
         self._listeners: dict[object, list[Listener]] = {}
 
     def connect(self, signal: object, listener: Listener) -> None:
-        """Call ``listener(**kwargs)`` each time ``signal`` is sent."""
+        """Call ``listener(event)`` each time ``signal`` is sent."""
         if signal not in SIGNAL_NAMES:
             raise ValueError(f"unknown signal {signal!r}: use one of xyleme.signals' sentinels")
         self._listeners.setdefault(signal, []).append(listener)
@@ -70,10 +70,10 @@ class SignalManager:
         """Whether anybody listens (lets the sender skip building an event nobody reads)."""
         return bool(self._listeners.get(signal))
 
-    def send_catch_log(self, signal: object, **kwargs: Any) -> None:
+    def send_catch_log(self, signal: object, event: Any) -> None:
         """Call every listener of ``signal``; a listener that raises is logged and skipped."""
         for listener in tuple(self._listeners.get(signal, ())):
             try:
-                listener(**kwargs)
+                listener(event)
             except Exception:
                 log.exception("listener %r of %s failed (ignored)", listener, SIGNAL_NAMES[signal])

@@ -661,7 +661,7 @@ class Crawler:
             outcome.canonical,
         )
         for signal in chosen:
-            manager.send_catch_log(signal, event=event)
+            manager.send_catch_log(signal, event)
 
     async def _hand_to_loader(self, outcome: _Outcome) -> None:
         """Give a new or changed XML/DTD body to the loader's sink (its failure is logged)."""
