@@ -161,7 +161,8 @@ class Crawler:
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
         self._busy = 0
-        self._idle = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._until_idle = True
         self._closing = False
         self._waiting_workers: set[asyncio.Task] = set()
 
@@ -207,10 +208,7 @@ class Crawler:
         return self.submit(url, Level.DEPENDENCY, referrer=referrer_id)
 
     def _queue(self, request: Request) -> bool:
-        queued = self.frontier.push(request)
-        if queued:
-            self._idle.clear()
-        return queued
+        return self.frontier.push(request)
 
     def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
         """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
@@ -233,6 +231,8 @@ class Crawler:
         the session is closed: the metadata is consistent whatever interrupted the run.
         """
         self._closing = False
+        self._until_idle = until_idle
+        self._finished.clear()
         self.stats = CrawlStats()
         await self.fetcher.open()
         workers = [
@@ -240,13 +240,9 @@ class Crawler:
             for n in range(self.settings.concurrency)
         ]
         writer = asyncio.create_task(self._write_loop(), name="xyro-writer")
-        if self._busy == 0 and len(self.frontier) == 0:
-            self._idle.set()
+        self._check_idle()
         try:
-            if until_idle:
-                await self._idle.wait()
-            else:
-                await asyncio.Future()  # until stop() or cancellation
+            await self._finished.wait()
         finally:
             await self._shutdown(workers, writer)
         return self.snapshot()
@@ -254,7 +250,7 @@ class Crawler:
     def stop(self) -> None:
         """Ask a running :meth:`run` to return (same clean shutdown as a cancellation)."""
         self._closing = True
-        self._idle.set()
+        self._finished.set()
 
     def snapshot(self) -> dict:
         """Current statistics, with queue sizes by level."""
@@ -298,8 +294,9 @@ class Crawler:
                 self._outbox.put_nowait(outcome)
 
     def _check_idle(self) -> None:
-        if self._busy == 0 and len(self.frontier) == 0 and self._outbox.empty():
-            self._idle.set()
+        idle = self._busy == 0 and len(self.frontier) == 0 and self._outbox.empty()
+        if idle and self._until_idle:
+            self._finished.set()
 
     # ------------------------------------------------------------------ one fetch
 
@@ -315,7 +312,7 @@ class Crawler:
         refusal = rules.refusal(request.url, self.settings.robots_agent)
         if refusal is not None:
             self.frontier.finish(request, used_network=False)
-            return self._failure(request, refusal, "robots")
+            return self._failure(request, refusal, rules.error_kind or "robots", dead=rules.dead)
         back_off = None
         try:
             outcome, back_off = await self._get(request)

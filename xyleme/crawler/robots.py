@@ -35,6 +35,10 @@ class RobotsRules:
     parser: Protego | None = None
     disallow_reason: str | None = None
     """Set when everything is disallowed because robots.txt was unreachable."""
+    error_kind: str | None = None
+    """The fetch failure behind ``disallow_reason`` (dns, timeout…), for the statistics."""
+    dead: bool = False
+    """The failure says the host is gone (it does not resolve): its pages are DEAD."""
     note: str = "fetched"
 
     def refusal(self, url: str, agent: str) -> str | None:
@@ -96,11 +100,15 @@ class RobotsCache:
         """No rules (a 4xx robots.txt or one lost in redirects)."""
         return RobotsRules(expires=now + self.ttl, note=note)
 
-    def disallow_all(self, now: float, reason: str) -> RobotsRules:
+    def disallow_all(
+        self, now: float, reason: str, kind: str = "robots", dead: bool = False
+    ) -> RobotsRules:
         """Everything disallowed until the file is retried (5xx, timeout, unreachable)."""
         return RobotsRules(
             expires=now + self.error_ttl,
             disallow_reason=f"robots.txt unreachable ({reason}): disallowed, retried later",
+            error_kind=kind,
+            dead=dead,
             note=reason,
         )
 
@@ -122,7 +130,7 @@ class RobotsCache:
             try:
                 response = await get(url)
             except FetchError as error:
-                rules = self.disallow_all(now(), error.reason)
+                rules = self.disallow_all(now(), error.reason, error.kind, error.dead)
                 break
             status = response.status
             if 300 <= status < 400 and "Location" in response.headers:
