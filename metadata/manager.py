@@ -52,9 +52,11 @@ from metadata.types import (
     PageType,
     RejectedLink,
 )
-from metadata.urls import canonicalize_url
+from metadata.urls import MAX_URL_LENGTH, canonicalize_url
 
 _LOOKUP_CHUNK = 900  # URLs per "WHERE url IN (...)" probe
+_REJECTED_URL_CHARS = 4 * MAX_URL_LENGTH  # a rejected URL is kept up to this length
+_TYPE_CODES = {page_type.value: code for page_type, code in PAGE_TYPE_CODE.items()}
 _FAILED_TYPES = frozenset({PageType.ERROR, PageType.DEAD})
 
 # PageRecord's fields and the pages columns that hold them (the same name but for two).
@@ -78,10 +80,11 @@ UPDATE pages SET type = ?1, status = ?2, reason = NULL, failures = 0,
   redirect_to = ?12
 WHERE id = ?13
 """
+# ?1 type, ?2 status, ?3 reason, ?4 at, ?5 id.
 _UPDATE_FAILED = """
-UPDATE pages SET type = ?, status = ?, reason = ?, failures = failures + 1,
+UPDATE pages SET type = ?1, status = ?2, reason = ?3, failures = failures + 1,
   first_access = coalesce(first_access, ?4), last_access = ?4
-WHERE id = ?
+WHERE id = ?5
 """
 _UPSERT_CHILDREN = """
 INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
@@ -125,15 +128,15 @@ class Metadata:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        db: sqlite_utils.Database,
         path: Path,
         *,
         readonly: bool,
         clock: Clock,
         settings: MetadataSettings,
     ) -> None:
-        self._conn = conn
-        self._db = sqlite_utils.Database(conn)
+        self._db = db
+        self._conn = db.conn  # the hot paths run executemany on sqlite-utils' connection
         self.path = path
         self.readonly = readonly
         self.clock = clock
@@ -152,12 +155,14 @@ class Metadata:
     ) -> Metadata:
         """A new, empty database at ``path``; :class:`RepositoryExists` if a file is there.
 
-        The schema is built in a scratch file renamed into place at the end, so a crash
+        The schema is built in a scratch file linked into place at the end, so a crash
         leaves either a whole database or none.
         """
         path = Path(path)
         if path.exists():
             raise RepositoryExists(path)
+        if not path.parent.is_dir():
+            raise NotARepository(path, "its folder does not exist")
         scratch = path.with_name(f".{path.name}.{os.getpid()}.creating")
         scratch.unlink(missing_ok=True)
         conn = sqlite3.connect(scratch, isolation_level=None)
@@ -198,7 +203,8 @@ class Metadata:
             raise NotARepository(path, "no such database file (create one with `xyleme init`)")
         conn = _connect(path, readonly=readonly, settings=settings)
         try:
-            _check_application(conn, path)
+            db = sqlite_utils.Database(conn)
+            _check_application(db, path)
             if readonly:
                 found = schema.schema_version(conn)
                 if found > schema.latest_version():
@@ -223,7 +229,7 @@ class Metadata:
         except BaseException:
             conn.close()
             raise
-        return cls(conn, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        return cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
 
     def close(self) -> None:
         """Close the connection (committed data is already safe)."""
@@ -254,6 +260,16 @@ class Metadata:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
+        """The first row of a one-statement query, or None."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Every row of a one-statement query."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -325,31 +341,27 @@ class Metadata:
         """The canonical URLs of many URL-Ids, in order; :class:`UnknownPage` on the first
         unknown one."""
         wanted = [int(url_id) for url_id in ids]
-        found: dict[int, str] = {}
         with self._read() as conn:
-            for chunk in _chunks(list(dict.fromkeys(wanted)), _LOOKUP_CHUNK):
-                found.update(
-                    conn.execute(
-                        f"SELECT id, url FROM pages WHERE id IN ({_marks(len(chunk))})", chunk
-                    )
-                )
+            found = dict(_lookup_pages(conn, wanted, "id, url"))
         try:
             return [found[url_id] for url_id in wanted]
         except KeyError as error:
             raise UnknownPage(error.args[0]) from None
 
-    def reject(self, url: str, reason: str, referrer: int | None = None) -> None:
-        """Keep a URL refused for a reason of the caller's (out of scope, spider trap…)."""
+    def reject(self, urls: str | Iterable[str], reason: str, referrer: int | None = None) -> None:
+        """Keep URLs refused for a reason of the caller's (out of scope, spider trap…).
+
+        ``urls`` is one URL or many, recorded in one transaction.
+        """
+        batch = [urls] if isinstance(urls, str) else list(urls)
         with self._write() as conn:
-            self._insert_rejected(conn, [(url, reason)], referrer)
+            self._insert_rejected(conn, [(url, reason) for url in batch], referrer)
 
     def rejected(self, limit: int = 100) -> list[RejectedLink]:
         """The most recent refusals, newest first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT url, reason, referrer, at FROM rejected ORDER BY seq DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
+        rows = self._all(
+            "SELECT url, reason, referrer, at FROM rejected ORDER BY seq DESC LIMIT ?", (limit,)
+        )
         return [RejectedLink(*row) for row in rows]
 
     def _insert_rejected(
@@ -358,7 +370,7 @@ class Metadata:
         now = self.clock.now()
         conn.executemany(
             "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
-            [(url[: 4 * 2048], reason, referrer, now) for url, reason in refused],
+            [(url[:_REJECTED_URL_CHARS], reason, referrer, now) for url, reason in refused],
         )
         conn.execute(
             "DELETE FROM rejected WHERE seq <= (SELECT max(seq) FROM rejected) - ?",
@@ -386,8 +398,9 @@ class Metadata:
         """
         if not results:
             return []
-        reads: list[tuple] = []
-        failures: list[tuple] = []
+        # Runs of reads and of failures, in the batch's order: a page fetched twice in one
+        # batch ends as its last fetch left it.
+        page_updates: list[tuple[str, list[tuple]]] = []
         histories: list[tuple[int, bytes, int]] = []
         children: list[tuple[int, bytes, int]] = []
         verdicts: list[bool | None] = []
@@ -396,21 +409,25 @@ class Metadata:
             previous_md5 = _previous_md5(conn, [result.url_id for result in results])
             for result in results:
                 if result.page_type in _FAILED_TYPES:
-                    failures.append(
+                    _append_run(
+                        page_updates,
+                        _UPDATE_FAILED,
                         (
                             result.page_type.value,
                             result.status,
                             result.reason,
                             result.fetched_at,
                             result.url_id,
-                        )
+                        ),
                     )
                     verdicts.append(None)
                 else:
                     changed = _decide_changed(result, previous_md5[result.url_id])
                     if result.md5 is not None:
                         previous_md5[result.url_id] = result.md5
-                    reads.append(
+                    _append_run(
+                        page_updates,
+                        _UPDATE_READ,
                         (
                             result.page_type.value,
                             result.status,
@@ -425,7 +442,7 @@ class Metadata:
                             changed is False,
                             result.redirect_to,
                             result.url_id,
-                        )
+                        ),
                     )
                     observation = encode_observation(
                         result.fetched_at, changed, result.last_modified
@@ -434,11 +451,10 @@ class Metadata:
                     verdicts.append(changed)
                 if result.children is not None:
                     children.append((result.url_id, *encode_ids(result.children)))
-            if reads:
-                conn.executemany(_UPDATE_READ, reads)
+            for statement, rows in page_updates:
+                conn.executemany(statement, rows)
+            if histories:
                 conn.executemany(_APPEND_OBSERVATION, histories)
-            if failures:
-                conn.executemany(_UPDATE_FAILED, failures)
             if children:
                 conn.executemany(_UPSERT_CHILDREN, children)
         return verdicts
@@ -469,10 +485,7 @@ class Metadata:
 
     def observations(self, url_id: int) -> list[Observation]:
         """The bounded access history of a page, oldest first."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT history FROM observations WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one("SELECT history FROM observations WHERE id = ?", (url_id,))
         return decode_observations(row[0] if row else None)
 
     def observation_history(self) -> dict[str, np.ndarray]:
@@ -483,9 +496,7 @@ class Metadata:
         ``changed`` (1.0, 0.0, or NaN for a first access) and ``last_modified`` (NaN when
         the server sent none).
         """
-        with self._lock:
-            rows = self._conn.execute("SELECT id, history FROM observations ORDER BY id")
-            ids, blobs = _columns(rows.fetchall(), 2)
+        ids, blobs = _columns(self._all("SELECT id, history FROM observations ORDER BY id"), 2)
         offsets, table = history_arrays(blobs)
         return {
             "id": np.asarray(ids, dtype=np.int64),
@@ -543,10 +554,7 @@ class Metadata:
         return decode_ids(self._link_column(url_id, "dependencies"))
 
     def _link_column(self, url_id: int, column: str) -> bytes | int | None:
-        with self._lock:
-            row = self._conn.execute(
-                f"SELECT {column} FROM links WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one(f"SELECT {column} FROM links WHERE id = ?", (url_id,))
         return row[0] if row else None
 
     def parents(self, url_id: int) -> np.ndarray:
@@ -606,9 +614,7 @@ class Metadata:
 
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
-        with self._lock:
-            rows = self._conn.execute("SELECT type, count(*) FROM pages GROUP BY type")
-            counts = dict(rows.fetchall())
+        counts = dict(self._all("SELECT type, count(*) FROM pages GROUP BY type"))
         return {page_type: counts.get(page_type.value, 0) for page_type in PageType}
 
     # ------------------------------------------------------------------ score arrays
@@ -623,6 +629,8 @@ class Metadata:
     ) -> None:
         """Write one score column for many pages in one transaction (NaN stores "unknown").
 
+        An id without a page raises :class:`UnknownPage` and nothing is written.
+
         ``column`` is one of :data:`~metadata.types.SCORE_COLUMNS`. For ``change_rate``,
         ``method`` records which estimator produced the values (e.g. ``"eq9"``).
         """
@@ -635,6 +643,7 @@ class Metadata:
         if len(id_list) != len(value_list):
             raise ValueError(f"{len(id_list)} ids but {len(value_list)} values")
         with self._write() as conn:
+            before = conn.total_changes
             if method is None:
                 conn.executemany(
                     f"UPDATE pages SET {column} = ? WHERE id = ?",
@@ -645,15 +654,15 @@ class Metadata:
                     "UPDATE pages SET change_rate = ?, change_rate_method = ? WHERE id = ?",
                     zip(value_list, repeat(method), id_list),
                 )
+            if conn.total_changes - before != len(id_list):  # some id has no page
+                known = {row[0] for row in _lookup_pages(conn, id_list, "id")}
+                raise UnknownPage(next(url_id for url_id in id_list if url_id not in known))
 
     def scores(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """``(ids int64, values float64)`` of the pages whose ``column`` is set."""
         if column not in SCORE_COLUMNS:
             raise ValueError(f"unknown score column {column!r}; one of {SCORE_COLUMNS}")
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT id, {column} FROM pages WHERE {column} IS NOT NULL ORDER BY id"
-            ).fetchall()
+        rows = self._all(f"SELECT id, {column} FROM pages WHERE {column} IS NOT NULL ORDER BY id")
         ids, values = _columns(rows, 2)
         return np.asarray(ids, dtype=np.int64), np.asarray(values, dtype=np.float64)
 
@@ -667,16 +676,13 @@ class Metadata:
         ``importance``, ``interest``, ``opic_cash``, ``opic_history``, ``next_refresh``.
         """
         names = _VIEW_COLUMNS
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {', '.join(names)} FROM pages ORDER BY id"
-            ).fetchall()
+        rows = self._all(f"SELECT {', '.join(names)} FROM pages ORDER BY id")
         columns = _columns(rows, len(names))
         view: dict[str, np.ndarray] = {}
         for name, values in zip(names, columns, strict=True):
             if name == "type":
-                codes = {page_type.value: code for page_type, code in PAGE_TYPE_CODE.items()}
-                view[name] = np.fromiter(map(codes.__getitem__, values), np.int8, len(values))
+                codes = map(_TYPE_CODES.__getitem__, values)
+                view[name] = np.fromiter(codes, np.int8, len(values))
             elif name in ("id", "refreshes", "unchanged_accesses", "failures"):
                 view[name] = np.asarray(values, dtype=np.int64)
             else:
@@ -710,26 +716,21 @@ class Metadata:
 
     def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None:
         """A document's loading status and detail, or None if it never had one."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT status, detail FROM load_status WHERE id = ?", (url_id,)
-            ).fetchone()
+        row = self._one("SELECT status, detail FROM load_status WHERE id = ?", (url_id,))
         return None if row is None else (LoadStatus(row[0]), row[1])
 
     def waiting_for(self, url_id: int) -> list[int]:
         """The dependencies a document waits for (ascending URL-Ids)."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT dependency FROM waiting WHERE page = ? ORDER BY dependency", (url_id,)
-            ).fetchall()
+        rows = self._all(
+            "SELECT dependency FROM waiting WHERE page = ? ORDER BY dependency", (url_id,)
+        )
         return [row[0] for row in rows]
 
     def waiting_on(self, dependency_id: int) -> list[int]:
         """The documents parked until ``dependency_id`` (a DTD, an entity) arrives."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT page FROM waiting WHERE dependency = ? ORDER BY page", (dependency_id,)
-            ).fetchall()
+        rows = self._all(
+            "SELECT page FROM waiting WHERE dependency = ? ORDER BY page", (dependency_id,)
+        )
         return [row[0] for row in rows]
 
     # ------------------------------------------------------------------ named state
@@ -745,8 +746,7 @@ class Metadata:
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        row = self._one("SELECT value FROM state WHERE key = ?", (key,))
         return None if row is None else bytes(row[0])
 
 
@@ -772,16 +772,13 @@ def _connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlit
     return conn
 
 
-def _check_application(conn: sqlite3.Connection, path: Path) -> None:
+def _check_application(db: sqlite_utils.Database, path: Path) -> None:
     """Refuse any SQLite file that is not a xyleme metadata database."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-    except sqlite3.OperationalError as error:
-        if "no such table" in str(error):
-            raise NotARepository(path, "an SQLite database, but not xyleme's") from None
-        raise
-    if row is None or row[0] != schema.APPLICATION:
-        raise NotARepository(path, "an SQLite database, but not xyleme's")
+    if "meta" in db.table_names():
+        row = db.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        if row is not None and row[0] == schema.APPLICATION:
+            return
+    raise NotARepository(path, "an SQLite database, but not xyleme's")
 
 
 def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
@@ -794,17 +791,30 @@ def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
     return known
 
 
+def _lookup_pages(conn: sqlite3.Connection, ids: list[int], columns: str) -> list[tuple]:
+    """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
+    rows: list[tuple] = []
+    for chunk in _chunks(list(dict.fromkeys(ids)), _LOOKUP_CHUNK):
+        rows += conn.execute(
+            f"SELECT {columns} FROM pages WHERE id IN ({_marks(len(chunk))})", chunk
+        ).fetchall()
+    return rows
+
+
 def _previous_md5(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str | None]:
     """The stored MD5 of each page; :class:`UnknownPage` on the first unknown id."""
-    found: dict[int, str | None] = {}
-    distinct = list(dict.fromkeys(ids))
-    for chunk in _chunks(distinct, _LOOKUP_CHUNK):
-        found.update(
-            conn.execute(f"SELECT id, md5 FROM pages WHERE id IN ({_marks(len(chunk))})", chunk)
-        )
-    if len(found) != len(distinct):
-        raise UnknownPage(next(url_id for url_id in distinct if url_id not in found))
+    found = dict(_lookup_pages(conn, ids, "id, md5"))
+    if len(found) != len(set(ids)):
+        raise UnknownPage(next(url_id for url_id in ids if url_id not in found))
     return found
+
+
+def _append_run(runs: list[tuple[str, list[tuple]]], statement: str, row: tuple) -> None:
+    """Add ``row`` to the last run if it has the same statement, else start a new run."""
+    if runs and runs[-1][0] is statement:
+        runs[-1][1].append(row)
+    else:
+        runs.append((statement, [row]))
 
 
 def _decide_changed(result: FetchResult, previous_md5: str | None) -> bool | None:

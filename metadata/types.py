@@ -80,7 +80,8 @@ class FetchResult:
     will set later). ``md5`` is the hex MD5 of the body (None for a 304 or a failure).
     ``status`` is the HTTP status (None when no response came: DNS failure, timeout…), and
     ``reason`` says why a page is ERROR or DEAD. ``redirect_to`` is the URL-Id of a redirect's
-    target, recorded so the target has its own record.
+    target, recorded so the target has its own record. ``changed`` may stay None: the
+    metadata manager then decides it from the MD5 it stored last time (and returns it).
     """
 
     url_id: int

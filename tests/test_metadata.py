@@ -1,6 +1,7 @@
 """The metadata manager's API: Map-, Refresh-, Link- and Status-Data round trips."""
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from metadata import (
     LoadStatus,
     Metadata,
     MetadataSettings,
+    NotARepository,
     Observation,
     PageType,
     RepositoryExists,
@@ -101,6 +103,11 @@ def test_lookups_do_not_record_rejections(md):
 def test_reject_keeps_caller_reasons(md):
     md.reject("http://elsewhere.org/", "out of scope", referrer=None)
     assert md.rejected()[0].reason == "out of scope"
+    md.reject(["http://trap.org/1", "http://trap.org/2"], "spider trap", referrer=7)
+    assert [(r.url, r.reason, r.referrer) for r in md.rejected(limit=2)] == [
+        ("http://trap.org/2", "spider trap", 7),
+        ("http://trap.org/1", "spider trap", 7),
+    ]
 
 
 def test_rejected_links_table_is_bounded(tmp_path):
@@ -130,6 +137,11 @@ def test_page_by_url(md):
 def test_create_refuses_an_existing_database(md):
     with pytest.raises(RepositoryExists):
         Metadata.create(md.path)
+
+
+def test_create_needs_an_existing_folder(tmp_path):
+    with pytest.raises(NotARepository, match="folder does not exist"):
+        Metadata.create(tmp_path / "missing" / "metadata.db")
 
 
 # ---------------------------------------------------------------- Refresh-Data
@@ -246,6 +258,20 @@ def test_failures_are_recorded_as_data_not_observations(md):
     assert (record.failures, record.reason, record.page_type) == (0, None, PageType.XML)
 
 
+def test_a_page_fetched_twice_in_one_batch_ends_as_its_last_fetch_left_it(md):
+    a, b = ids(md, "a", "b")
+    md.record_fetches(
+        [
+            full_fetch(a, 1.0),
+            FetchResult(a, 2.0, PageType.ERROR, reason="reset"),
+            FetchResult(b, 1.0, PageType.ERROR, reason="reset"),
+            full_fetch(b, 2.0),
+        ]
+    )
+    assert (md.page(a).page_type, md.page(a).failures) == (PageType.ERROR, 1)
+    assert (md.page(b).page_type, md.page(b).failures) == (PageType.XML, 0)
+
+
 def test_observation_history_is_bounded_oldest_dropped(tmp_path):
     with Metadata.create(tmp_path / "m.db", settings=MetadataSettings(observation_limit=3)) as md:
         (page,) = md.ids_for(["http://example.com/"])
@@ -300,6 +326,13 @@ def test_scores_in_bulk_from_numpy(md):
     assert md.scores("importance")[0].tolist() == [4]
 
 
+def test_scores_for_an_unknown_page_write_nothing(md):
+    ids(md, "a", "b")
+    with pytest.raises(UnknownPage):
+        md.set_scores("importance", [1, 9, 2], [0.1, 0.9, 0.2])
+    assert md.scores("importance")[0].size == 0
+
+
 def test_bad_score_calls_are_refused(md):
     with pytest.raises(ValueError, match="unknown score column"):
         md.set_scores("url", [1], [1.0])
@@ -328,6 +361,8 @@ def test_empty_repository_views(md):
     assert md.max_url_id() == 0
     assert list(md.export_links()) == []
     assert md.scores("importance")[0].size == 0
+    history = md.observation_history()
+    assert history["offsets"].tolist() == [0] and history["at"].size == 0
 
 
 # ---------------------------------------------------------------- Link-Data
@@ -420,3 +455,18 @@ def test_named_state(md):
     md.put_state("clock", b"\x00\x01")
     md.put_state("clock", b"epoch=5")
     assert md.get_state("clock") == b"epoch=5"
+
+
+def test_one_object_shared_by_threads_assigns_consistent_ids(md):
+    urls = [f"http://example.com/{n}" for n in range(400)]
+
+    def assign(offset):
+        return md.ids_for(urls[offset:] + urls[:offset])
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(assign, [0, 100, 200, 300]))
+    by_url = {}
+    for offset, got in zip([0, 100, 200, 300], results, strict=True):
+        for url, url_id in zip(urls[offset:] + urls[:offset], got, strict=True):
+            assert by_url.setdefault(url, url_id) == url_id
+    assert sorted(by_url.values()) == list(range(1, 401))

@@ -1,6 +1,8 @@
 """URL canonicalisation (Map-Data keys) and the refusal of invalid URLs."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metadata import MAX_URL_LENGTH, InvalidURL, canonicalize_url
 
@@ -103,3 +105,25 @@ def test_a_url_of_exactly_the_limit_is_accepted():
     prefix = "http://example.com/"
     url = prefix + "a" * (MAX_URL_LENGTH - len(prefix))
     assert canonicalize_url(url) == url
+
+
+SEGMENTS = st.text(alphabet="abcXYZ019-._~%/ éü?&=+#", max_size=12)
+HOSTS = st.sampled_from(["example.com", "EXAMPLE.org", "bücher.example", "127.0.0.1", "[::1]"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scheme=st.sampled_from(["http", "HTTP", "https", "Https"]),
+    host=HOSTS,
+    port=st.sampled_from(["", ":80", ":443", ":8080"]),
+    path=st.lists(SEGMENTS, max_size=5),
+)
+def test_canonical_urls_are_fixed_points(scheme, host, port, path):
+    url = f"{scheme}://{host}{port}/" + "/".join(path)
+    try:
+        canonical = canonicalize_url(url)
+    except InvalidURL:
+        return
+    assert canonicalize_url(canonical) == canonical
+    assert canonical.startswith(("http://", "https://"))
+    assert "#" not in canonical
