@@ -125,7 +125,6 @@ def peak_rss_mb() -> float:
 def run_xyleme(port: int, hosts: int, concurrency: int, per_host: int) -> dict:
     from metadata import Metadata
     from metadata.clock import AcceleratedClock
-
     from xyleme.crawler import Crawler, CrawlerSettings, Scope
 
     clock = AcceleratedClock(epoch=1_000_000_000.0)
@@ -137,15 +136,17 @@ def run_xyleme(port: int, hosts: int, concurrency: int, per_host: int) -> dict:
         max_scout_depth=10_000,
     )
     scope = Scope(hosts=frozenset(f"127.0.0.{i}" for i in range(1, hosts + 1)))
-    with tempfile.TemporaryDirectory() as folder:
-        with Metadata.create(Path(folder) / "metadata.db", clock=clock) as md:
-            crawler = Crawler(md, settings, scope, clock=clock)
-            for url in seeds(port, hosts):
-                crawler.submit(url)
-            started = time.perf_counter()
-            stats = asyncio.run(crawler.run())
-            seconds = time.perf_counter() - started
-            html = stats["by_type"].get("HTML", 0)
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Metadata.create(Path(folder) / "metadata.db", clock=clock) as md,
+    ):
+        crawler = Crawler(md, settings, scope, clock=clock)
+        for url in seeds(port, hosts):
+            crawler.submit(url)
+        started = time.perf_counter()
+        stats = asyncio.run(crawler.run())
+        seconds = time.perf_counter() - started
+        html = stats["by_type"].get("HTML", 0)
     return {"pages": html, "seconds": seconds, "peak_rss_mb": peak_rss_mb(), "stats": stats}
 
 

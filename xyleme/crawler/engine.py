@@ -24,6 +24,7 @@ import email.utils
 import functools
 import hashlib
 import inspect
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -158,6 +159,7 @@ class Crawler:
         # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
         self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
         self._scouted_per_host: dict[str, int] = {}
+        self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
         self._busy = 0
@@ -570,15 +572,18 @@ class Crawler:
         self._check_idle()
 
     def _record(self, batch: list[_Outcome]) -> list[bool | None]:
-        """In a thread: URL-Ids for pages, children and redirects, then the fetch results."""
+        """URL-Ids for pages, children and redirects, then the fetch results: two transactions."""
         metadata = self.metadata
+        ids = self._url_ids
         wanted: list[str] = []
         for outcome in batch:
-            if outcome.request.url_id is None:
+            if outcome.request.url_id is None and outcome.request.url not in ids:
                 wanted.append(outcome.request.url)
             if outcome.children:
-                wanted.extend(outcome.children)
-        ids = dict(zip(wanted, metadata.ids_for(wanted, canonical=True), strict=True))
+                wanted.extend(url for url in outcome.children if url not in ids)
+        if wanted:
+            wanted = list(dict.fromkeys(wanted))
+            self._remember_ids(wanted, metadata.ids_for(wanted, canonical=True))
         results = []
         for outcome in batch:
             request, result = outcome.request, outcome.result
@@ -593,6 +598,15 @@ class Crawler:
                 metadata.reject(url, reason, request.url_id)
             results.append(result)
         return metadata.record_fetches(results)
+
+    def _remember_ids(self, urls: list[str], url_ids: list[int | None]) -> None:
+        """Keep recent URL -> URL-Id answers (they never change); forget the oldest half
+        when ``id_cache_size`` is reached, so memory stays bounded."""
+        ids = self._url_ids
+        if len(ids) + len(urls) > self.settings.id_cache_size:
+            for url in list(itertools.islice(ids, len(ids) // 2 + len(urls))):
+                del ids[url]
+        ids.update(zip(urls, url_ids, strict=True))
 
     async def _after_commit(self, outcome: _Outcome, changed: bool | None) -> None:
         request, result = outcome.request, outcome.result

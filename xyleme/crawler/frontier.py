@@ -17,7 +17,6 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
-from urllib.parse import urlsplit
 
 from xyleme.crawler.politeness import HostSlot, Timers
 
@@ -33,13 +32,15 @@ class Level(IntEnum):
 
 
 def host_key(url: str) -> str:
-    """The politeness and robots.txt key of a URL: ``scheme://host[:port]``.
+    """The politeness and robots.txt key of a canonical URL: ``scheme://host[:port]``.
+
+    Plain string slicing (canonical URLs always have a path): it runs for every link.
 
     >>> host_key("http://a.example:8080/x?y")
     'http://a.example:8080'
     """
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    end = url.find("/", url.find("//") + 2)
+    return url if end < 0 else url[:end]
 
 
 @dataclass(slots=True, eq=False)
@@ -59,11 +60,12 @@ class Request:
     """Asked by the loader (a DTD or an external entity)."""
     seq: int = 0
     cancelled: bool = False
+    host: str = ""
+    """The host key (:func:`host_key`), filled in when the request is made."""
 
-    @property
-    def host(self) -> str:
-        """This request's host key."""
-        return host_key(self.url)
+    def __post_init__(self) -> None:
+        if not self.host:
+            self.host = host_key(self.url)
 
 
 class Frontier:

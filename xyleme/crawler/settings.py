@@ -71,6 +71,8 @@ class CrawlerSettings:
     """URLs with more path segments are refused as likely traps (``/a/a/a/…``)."""
     expected_urls: int = 1 << 20
     """Size the seen-URL table for this many URLs at first (it grows by doubling)."""
+    id_cache_size: int = 200_000
+    """Recent URL -> URL-Id answers kept in memory (Map-Data is read only for the others)."""
     write_batch: int = 256
     """Fetch results committed to the metadata per transaction, at most."""
     write_interval: float = 0.05
