@@ -503,3 +503,25 @@ async def test_stop_returns_the_stats(site, md):
     stats = await asyncio.wait_for(task, 5.0)
     assert stats["pages"] == 1 and stats["queues"] == {0: 0, 1: 0, 2: 0, 3: 0, 4: 0}
     assert stats["by_status"] == {200: 1}
+
+
+async def test_a_refused_batch_is_recorded_page_by_page(site, md, monkeypatch, caplog):
+    home = site.html("a.test", "/", ["/bad.html", "/good.html"])
+    site.html("a.test", "/bad.html", [])
+    site.html("a.test", "/good.html", [])
+    bad_id = md.id_for(site.url("a.test", "/bad.html"))
+    record_fetches = md.record_fetches
+
+    def refuse_the_bad_page(results):
+        if any(result.url_id == bad_id for result in results):
+            raise RuntimeError("disk trouble")
+        return record_fetches(results)
+
+    monkeypatch.setattr(md, "record_fetches", refuse_the_bad_page)
+    crawler = make_crawler(md, write_interval=0.5)  # one batch for both children
+    crawler.submit(home)
+    stats = await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/good.html")).page_type is PageType.HTML
+    assert md.page(bad_id).page_type is PageType.UNKNOWN
+    assert "could not record the fetch of " + site.url("a.test", "/bad.html") in caplog.text
+    assert stats["errors"] == {"metadata": 1}

@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
+_UNRECORDED = object()  # a fetch the metadata refused: no event follows it
 
 
 @dataclass(slots=True)
@@ -288,6 +289,7 @@ class Crawler:
                 raise
             except Exception as error:  # a bug of ours: still a record, never a lost URL
                 log.exception("crawler worker failed on %s", request.url)
+                self.frontier.finish(request)
                 outcome = self._failure(request, f"internal error: {error!r}", "internal")
             if outcome is None:  # re-queued (robots.txt was fetched first, or a back-off)
                 self._busy -= 1
@@ -558,18 +560,27 @@ class Crawler:
                 last_gc = loop.time()
 
     async def _commit(self, batch: list[_Outcome]) -> None:
+        # On the loop's thread: a writer thread would hold the GIL while the loop's socket
+        # calls wait for it (measured: half the throughput).
         try:
-            # On the loop's thread: a writer thread would hold the GIL while the loop's
-            # socket calls wait for it (measured: 2x slower crawl).
             verdicts = self._record(batch)
         except Exception:
-            log.exception("could not record %d fetch results", len(batch))
-            verdicts = None
-        if verdicts is not None:
-            for outcome, changed in zip(batch, verdicts, strict=True):
+            log.exception("batch of %d fetch results refused: recording one by one", len(batch))
+            verdicts = [self._record_alone(outcome) for outcome in batch]
+        for outcome, changed in zip(batch, verdicts, strict=True):
+            if changed is not _UNRECORDED:
                 await self._after_commit(outcome, changed)
         self._busy -= len(batch)
         self._check_idle()
+
+    def _record_alone(self, outcome: _Outcome) -> object:
+        """Record one outcome in its own transactions; a failure is logged with its URL."""
+        try:
+            return self._record([outcome])[0]
+        except Exception:
+            log.exception("could not record the fetch of %s", outcome.request.url)
+            self.stats.count_error("metadata")
+            return _UNRECORDED
 
     def _record(self, batch: list[_Outcome]) -> list[bool | None]:
         """URL-Ids for pages, children and redirects, then the fetch results: two transactions."""

@@ -60,6 +60,8 @@ class Request:
     """Asked by the loader (a DTD or an external entity)."""
     seq: int = 0
     cancelled: bool = False
+    in_flight: bool = False
+    """Taken by a worker and not finished: it holds a place in its host's slot."""
     host: str = ""
     """The host key (:func:`host_key`), filled in when the request is made."""
 
@@ -172,6 +174,7 @@ class Frontier:
             del self._queued[request.url]
             self._sizes[request.level] -= 1
             slot.start(now)
+            request.in_flight = True
             self._offer(slot, now)
             return request
         return None
@@ -200,7 +203,13 @@ class Frontier:
     def finish(
         self, request: Request, *, used_network: bool = True, back_off: float | None = None
     ) -> None:
-        """A request taken with :meth:`get` ended: free its slot (after a back-off if asked)."""
+        """A request taken with :meth:`get` ended: free its slot (after a back-off if asked).
+
+        Calling it again for the same request does nothing (a worker's safety net).
+        """
+        if not request.in_flight:
+            return
+        request.in_flight = False
         now = time.monotonic()
         slot = self.slot(request.host)
         slot.finish(now, used_network=used_network)
