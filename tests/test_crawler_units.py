@@ -404,3 +404,12 @@ def test_a_failing_listener_is_logged_and_the_others_still_run(caplog):
     assert "listener bug" in caplog.text
     with pytest.raises(ValueError, match="unknown signal"):
         manager.connect(object(), heard.append)
+
+
+def test_the_crawler_docs_examples_run():
+    import doctest
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "crawler.md"
+    failures, tried = doctest.testfile(str(docs), module_relative=False)
+    assert tried >= 10 and failures == 0
