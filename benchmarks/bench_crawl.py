@@ -61,52 +61,91 @@ def page_host(page: int, hosts: int) -> str:
     return f"127.0.0.{1 + page % hosts}"
 
 
-def serve(pages: int, hosts: int) -> None:
-    """Serve the site until stdin closes; print the port first."""
-    from aiohttp import web
-
+def render_site(pages: int, hosts: int, port: int) -> dict[tuple[str, str], bytes]:
+    """Every response of the site, rendered once: (host, path) -> HTTP/1.1 response bytes."""
     links = site_links(pages, hosts)
 
-    def body(page: int, port: int) -> bytes:
+    def response(status: str, content_type: str, body: bytes) -> bytes:
+        head = (
+            f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body
+
+    def html(page: int) -> bytes:
         anchors = "".join(
             f'<li><a href="http://{page_host(t, hosts)}:{port}/p/{t}.html">page {t}</a></li>'
             for t in links[page]
         )
-        return (
-            f"<!DOCTYPE html><html><head><title>page {page}</title></head><body>"
-            f"<h1>Page {page}</h1>{FILLER}<ul>{anchors}</ul>"
-            f'<a href="/private/{page}.html">private</a>{FILLER}</body></html>'
-        ).encode()
+        return response(
+            "200 OK",
+            "text/html; charset=utf-8",
+            (
+                f"<!DOCTYPE html><html><head><title>page {page}</title></head><body>"
+                f"<h1>Page {page}</h1>{FILLER}<ul>{anchors}</ul>"
+                f'<a href="/private/{page}.html">private</a>{FILLER}</body></html>'
+            ).encode(),
+        )
+
+    robots = response("200 OK", "text/plain", b"User-agent: *\nDisallow: /private/\n")
+    site = {}
+    for index in range(hosts):
+        host = f"127.0.0.{index + 1}"
+        site[(host, "/robots.txt")] = robots
+        site[(host, "/")] = html(index)
+    for page in range(pages):
+        site[(page_host(page, hosts), f"/p/{page}.html")] = html(page)
+    return site
+
+
+class SiteProtocol(asyncio.Protocol):
+    """A minimal HTTP/1.1 keep-alive server of pre-rendered responses.
+
+    The site must not be the bottleneck of a crawler benchmark on two cores: aiohttp's
+    server costs more per request than the crawlers being measured.
+    """
+
+    not_found = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+
+    def __init__(self, site: dict[tuple[str, str], bytes]) -> None:
+        self.site = site
+        self.buffer = b""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while b"\r\n\r\n" in self.buffer:
+            head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            path = lines[0].split(" ")[1]
+            host = next(
+                (line[5:].strip() for line in lines if line[:5].lower() == "host:"), ""
+            ).split(":")[0]
+            self.transport.write(self.site.get((host, path), self.not_found))
+
+
+def serve(pages: int, hosts: int) -> None:
+    """Serve the site on 127.0.0.1..127.0.0.HOSTS until stdin closes; print the port first."""
 
     async def main() -> None:
-        port_box: list[int] = []
-
-        async def handle(request: web.Request) -> web.Response:
-            path = request.path
-            if path == "/robots.txt":
-                return web.Response(text="User-agent: *\nDisallow: /private/\n")
-            if path == "/":
-                host_index = int(request.host.split(":")[0].rsplit(".", 1)[1]) - 1
-                return web.Response(body=body(host_index, port_box[0]), content_type="text/html")
-            if path.startswith("/p/") and path.endswith(".html"):
-                page = int(path[3:-5])
-                if 0 <= page < pages:
-                    return web.Response(body=body(page, port_box[0]), content_type="text/html")
-            return web.Response(status=404)
-
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        first = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
-        await first.start()
-        port = first._server.sockets[0].getsockname()[1]
-        port_box.append(port)
+        loop = asyncio.get_running_loop()
+        site: dict[tuple[str, str], bytes] = {}
+        first = await loop.create_server(lambda: SiteProtocol(site), "127.0.0.1", 0, backlog=1024)
+        port = first.sockets[0].getsockname()[1]
+        servers = [first]
         for index in range(2, hosts + 1):
-            await web.TCPSite(runner, f"127.0.0.{index}", port, backlog=1024).start()
+            servers.append(
+                await loop.create_server(
+                    lambda: SiteProtocol(site), f"127.0.0.{index}", port, backlog=1024
+                )
+            )
+        site.update(render_site(pages, hosts, port))
         print(port, flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-        await runner.cleanup()
+        await loop.run_in_executor(None, sys.stdin.read)
+        for server in servers:
+            server.close()
 
     asyncio.run(main())
 

@@ -644,8 +644,13 @@ class Crawler:
             await self._hand_to_loader(outcome)
 
     def _scout(self, links: Iterable[str], parent: Request) -> None:
-        """Queue a page's unseen links at level 3, within the per-host page budget."""
+        """Queue a page's unseen links at level 3, within the per-host page budget.
+
+        A link its host's robots.txt (already known) disallows is recorded at once, without
+        a trip through the queue and a worker.
+        """
         budget = self.settings.host_page_budget
+        now = time.monotonic()
         for link in links:
             if not self.seen.add(link):
                 continue
@@ -657,9 +662,17 @@ class Crawler:
                 self.metadata.reject(link, reason, parent.url_id)
                 continue
             self._scouted_per_host[key] = scouted + 1
-            self._queue(
-                Request(link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1)
+            request = Request(
+                link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key
             )
+            rules = self.robots.lookup(key, now)
+            refusal = rules and rules.refusal(link, self.settings.robots_agent)
+            if refusal:
+                self._busy += 1
+                kind = rules.error_kind or "robots"
+                self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
+            else:
+                self._queue(request)
 
     def _fire(self, outcome: _Outcome, changed: bool | None) -> None:
         result = outcome.result
