@@ -6,6 +6,8 @@ Every command that reads or writes a repository takes the global ``--repo DIR`` 
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
 import click
@@ -40,4 +42,13 @@ def main() -> None:
     cli()
 
 
-from xyleme.cli import repository  # noqa: E402,F401
+def _register_command_modules() -> None:
+    """Import every module of this package: each defines its commands on :data:`cli`.
+
+    Discovery instead of a list of imports, so a new topic module needs no edit here.
+    """
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_command_modules()

@@ -1,0 +1,40 @@
+"""The simulated web: a deterministic local web whose truth is known (issue 3).
+
+Nothing in xyleme may reach the internet, yet the crawler, the loader, the refresh policy and
+the demo need something web-like to work on. This package generates one from a seed
+(:class:`SimWeb`), serves it on 127.0.0.1 (:class:`SimWebServer`) to clients that resolve
+``*.simweb.test`` with :class:`SimWebResolver` or use the server as their HTTP proxy, and
+tells tests and benchmarks the truth about it (:class:`GroundTruth`). See ``docs/simweb.md``.
+
+Only the CLI, the demo, the tests and the benchmarks import it; the daemon never does.
+"""
+
+from xyleme.simweb.lifecycle import LifecycleModel, Lifecycles, independent_lifecycles
+from xyleme.simweb.process import SimWebProcess
+from xyleme.simweb.resolver import SimWebResolver
+from xyleme.simweb.server import SimWebServer
+from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
+from xyleme.simweb.timebase import ClockSpec, shared_clock
+from xyleme.simweb.truth import GroundTruth, UnknownURL
+from xyleme.simweb.web import DOMAIN, Fault, Kind, PageState, SimWeb
+
+__all__ = [
+    "DOMAIN",
+    "ClockSpec",
+    "Fault",
+    "FaultSettings",
+    "GroundTruth",
+    "Kind",
+    "LifecycleModel",
+    "Lifecycles",
+    "PageState",
+    "SettingsError",
+    "SimWeb",
+    "SimWebProcess",
+    "SimWebResolver",
+    "SimWebServer",
+    "SimWebSettings",
+    "UnknownURL",
+    "independent_lifecycles",
+    "shared_clock",
+]
