@@ -34,7 +34,7 @@ from urllib.parse import urljoin
 from metadata import FetchResult, InvalidURL, Metadata, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
-from xyleme.crawler.content import classify, media_type
+from xyleme.crawler.content import classify, refused_before_body
 from xyleme.crawler.fetcher import Fetcher, FetchError
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
@@ -410,26 +410,19 @@ class Crawler:
             if not 200 <= status < 300:
                 kind = "http_5xx" if status >= 500 else "http_other"
                 return self._failed(request, result, f"HTTP {status}", kind), None
-            page_type = classify(result.content_type, request.url, b"")
-            if (
-                page_type is None
-                and media_type(result.content_type)
-                not in ("", "text/plain", "application/octet-stream")
-                and not request.dependency
-            ):
-                reason = f"unwanted content type {media_type(result.content_type)}"
-                return self._failed(request, result, reason, "content_type"), None
+            refusal = refused_before_body(result.content_type)
+            if refusal is not None and not request.dependency:
+                return self._failed(request, result, refusal, "content_type"), None
             body, wire = await self.fetcher.read_body(response, settings.max_body_bytes)
         result.size = len(body)
         self.stats.bytes += wire
         if request.dependency:
-            page_type = PageType.DTD
-        elif page_type is None:
+            page_type = PageType.DTD  # entities may come as anything: the loader judges
+        else:
             page_type = classify(result.content_type, request.url, body)
             if page_type is None:
-                return self._failed(
-                    request, result, "unwanted content (neither HTML nor XML)", "content_type"
-                ), None
+                reason = "unwanted content (neither HTML nor XML)"
+                return self._failed(request, result, reason, "content_type"), None
         result.page_type = page_type
         result.md5 = hashlib.md5(body).hexdigest()
         outcome = _Outcome(request, result)
