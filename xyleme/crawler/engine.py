@@ -97,7 +97,9 @@ def _http_date(timestamp: float) -> str:
     return email.utils.formatdate(timestamp, usegmt=True)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse_http_date(value: str | None) -> float | None:
+    """An HTTP date as a timestamp (None if absent or unreadable); servers repeat dates."""
     if not value:
         return None
     try:

@@ -47,6 +47,26 @@ def unwanted_suffix_reason(url: str) -> str | None:
     return None
 
 
+def url_host(url: str) -> str:
+    """The lower-cased host of an absolute URL, without user info or port.
+
+    String slicing rather than ``urlsplit``: it runs for every link of every page.
+
+    >>> url_host("http://user@WWW.Example.com:8080/a?b"), url_host("http://[::1]:80/")
+    ('www.example.com', '[::1]')
+    """
+    start = url.find("//") + 2
+    end = len(url)
+    for stop in "/?#":
+        found = url.find(stop, start)
+        if 0 <= found < end:
+            end = found
+    netloc = url[start:end].rpartition("@")[2]
+    if netloc.startswith("["):
+        return netloc[: netloc.find("]") + 1].lower()
+    return netloc.partition(":")[0].lower()
+
+
 def _host_matches_domain(host: str, domain: str) -> bool:
     return host == domain or host.endswith("." + domain)
 
@@ -75,7 +95,7 @@ class Scope:
 
     def refusal(self, url: str) -> str | None:
         """Why the canonical ``url`` is out of scope, or None when it may be fetched."""
-        host = (urlsplit(url).hostname or "").lower()
+        host = url_host(url)
         for rule in self.denied:
             if ("://" in rule and url.startswith(rule)) or (
                 "://" not in rule and _host_matches_domain(host, rule)
