@@ -525,3 +525,42 @@ async def test_a_refused_batch_is_recorded_page_by_page(site, md, monkeypatch, c
     assert md.page(bad_id).page_type is PageType.UNKNOWN
     assert "could not record the fetch of " + site.url("a.test", "/bad.html") in caplog.text
     assert stats["errors"] == {"metadata": 1}
+
+
+async def test_per_ip_limit_spans_hosts_on_one_address(site, md):
+    pages = []
+    for host in ("a.test", "b.test"):
+        site.add(host, "/robots.txt", Page(b"", 404))
+        pages += [site.add(host, f"/{n}", Page(b"<p>slow</p>", delay=0.2)) for n in range(2)]
+    crawler = make_crawler(md, per_host_concurrency=2, per_ip_concurrency=1)
+    for url in pages:
+        crawler.submit(url)
+    await crawler.run()
+    arrivals = sorted(hit.at for hit in site.hits if hit.path != "/robots.txt")
+    assert len(arrivals) == 4
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 0.19  # one request at a time on 127.0.0.1, whatever the host
+
+
+async def test_tls_failure_is_recorded(site, md):
+    url = f"https://a.test:{site.port}/"  # a plain HTTP server cannot do a TLS handshake
+    crawler = make_crawler(md)
+    crawler.submit(url)
+    await crawler.run()
+    page = md.page_by_url(url)
+    assert page.page_type is PageType.ERROR
+    assert "robots.txt unreachable" in page.reason and "TLS" in page.reason, page.reason
+
+
+async def test_the_seen_table_outlives_the_crawler(site, md):
+    home = site.html("a.test", "/", ["/a.html"])
+    site.html("a.test", "/a.html", [])
+    first = make_crawler(md)
+    first.submit(home)
+    await first.run()
+    site.hits.clear()
+    second = make_crawler(md)  # a new process, say: the seen-URL table comes from metadata
+    second.submit(home)  # a seed is always fetched; its known link is left to refresh
+    await second.run()
+    assert [hit.path for hit in site.hits] == ["/robots.txt", "/"]
+    assert site.url("a.test", "/a.html") in second.seen

@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
+SEEN_STATE = "crawler.seen"
+"""The ``Metadata.put_state`` key of the saved seen-URL table."""
 _UNRECORDED = object()  # a fetch the metadata refused: no event follows it
 
 
@@ -157,7 +159,7 @@ class Crawler:
             settings.robots_max_bytes,
         )
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
-        self.seen = SeenURLs(settings.expected_urls)
+        self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
         self._traps = TrapGuard(settings.max_url_length, settings.max_path_segments)
         # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
         self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
@@ -238,6 +240,7 @@ class Crawler:
         self._closing = False
         self._until_idle = until_idle
         self._finished.clear()
+        self._busy = 0
         self.stats = CrawlStats()
         await self.fetcher.open()
         workers = [
@@ -275,6 +278,19 @@ class Crawler:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(writer)
         await self.fetcher.close()
+        self._save_seen()
+
+    def _saved_seen(self) -> SeenURLs | None:
+        """The seen-URL table a previous run saved (paper §3: URLs already taken in stay
+        known across runs; the refresh module, not scouting, reads them again)."""
+        saved = self.metadata.get_state(SEEN_STATE)
+        return None if saved is None else SeenURLs.from_bytes(saved)
+
+    def _save_seen(self) -> None:
+        try:
+            self.metadata.put_state(SEEN_STATE, self.seen.to_bytes())
+        except Exception:  # a full disk must not turn a clean stop into a crash
+            log.exception("could not save the seen-URL table")
 
     async def _worker(self) -> None:
         task = asyncio.current_task()
@@ -288,6 +304,8 @@ class Crawler:
             try:
                 outcome = await self._fetch(request)
             except asyncio.CancelledError:
+                self.frontier.finish(request)
+                self.frontier.push(request)  # abandoned in flight: queued for the next run
                 raise
             except Exception as error:  # a bug of ours: still a record, never a lost URL
                 log.exception("crawler worker failed on %s", request.url)
