@@ -3,15 +3,23 @@
 import asyncio
 import json
 import signal
+import socket
 import subprocess
 import sys
 from email.utils import parsedate_to_datetime
 
 import aiohttp
+import pytest
 from click.testing import CliRunner
 
 from xyleme.cli import cli
-from xyleme.simweb import GroundTruth, SimWeb, SimWebProcess, SimWebSettings
+from xyleme.simweb import (
+    GroundTruth,
+    SimWeb,
+    SimWebProcess,
+    SimWebProcessError,
+    SimWebSettings,
+)
 from xyleme.simweb.settings import DAY
 
 
@@ -127,3 +135,13 @@ def test_serve_prints_its_port_and_seeds_and_stops_on_sigterm():
             process.wait()
         process.stdout.close()
         process.stderr.close()
+
+
+def test_a_server_process_that_cannot_start_says_why():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = pytest.raises(SimWebProcessError, match="address already in use")
+        with refused, SimWebProcess(SimWebSettings(hosts=2, pages=20), port=port):
+            pass

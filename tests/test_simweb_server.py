@@ -549,6 +549,10 @@ async def test_the_spider_trap_is_an_endless_calendar(served):
         next_month = html.fromstring(body).xpath("//li[2]/a/@href")[0]
         url = urljoin(url, next_month)
     assert len(seen) == 30
+    trap = web.host_url(trap_host)
+    assert (await get(session, trap + "/calendar/2024/02/29/"))[0] == 200
+    for impossible in ("/calendar/2026/02/29/", "/calendar/2026/13/", "/calendar/0000/01/"):
+        assert (await get(session, trap + impossible))[0] == 404
 
 
 async def test_a_link_to_a_vanished_host_fails_to_resolve(served):
@@ -623,3 +627,13 @@ async def test_every_kind_of_document_can_carry_a_link_to_a_vanished_host():
             if expected.other_links:
                 forms.add((expected.kind, expected.has_dtd))
     assert forms == {("HTML", False), ("XML", False), ("XML", True)}
+
+
+async def test_precomputed_bodies_are_the_bodies_served_without_precomputing():
+    clock = ManualClock(SMALL.epoch + 3 * DAY)
+    ready, lazy = SimWebServer(SMALL, clock), SimWebServer(SMALL, clock)
+    assert ready.precompute() == GroundTruth(ready.web).alive(clock.now()).sum()
+    urls = [ready.web.url(p) for p in pages_where(ready, True)[::7]]
+    async with ready, lazy, ready.client_session() as one, lazy.client_session() as two:
+        for url in urls:
+            assert (await get(one, url))[2] == (await get(two, url))[2]

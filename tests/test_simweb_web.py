@@ -287,3 +287,42 @@ def test_a_lifecycle_model_must_give_whole_seconds_and_deaths_after_births():
         Lifecycles(np.array([0.5]), np.array([np.inf]), np.array([404]))
     with pytest.raises(ValueError, match="after it is born"):
         Lifecycles(np.array([10.0]), np.array([10.0]), np.array([404]))
+
+
+def test_versions_and_last_changes_for_every_page_at_once(web):
+    truth = GroundTruth(web)
+    at = web.settings.epoch + 12 * DAY
+    versions, began = truth.versions(at), truth.last_changes(at)
+    for page in range(0, truth.page_count, 97):
+        changes = truth.change_times(page, at)
+        assert versions[page] == len(changes)
+        if web.lifecycles.birth[page] > at:
+            assert np.isnan(began[page])
+        else:
+            assert began[page] == (changes[-1] if changes else web.lifecycles.birth[page])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"hosts": 1, "pages": 1},
+        {"hosts": 2, "pages": 50, "xml_fraction": 0.0},
+        {"hosts": 2, "pages": 50, "xml_fraction": 1.0, "feed_fraction": 1.0},
+        {"hosts": 2, "pages": 50, "mean_out_degree": 0.0},
+        {"hosts": 5, "pages": 100, "intra_host_fraction": 0.0, "never_change_fraction": 1.0},
+        {
+            "hosts": 5,
+            "pages": 100,
+            "faults": FaultSettings(dying_fraction=1.0, new_page_fraction=1.0),
+        },
+    ],
+)
+def test_extreme_settings_still_make_a_web(values):
+    web = SimWeb(SimWebSettings(**values))
+    truth, renderer = GroundTruth(web), Renderer(web)
+    at = web.settings.epoch + 40 * DAY
+    for page in range(truth.page_count):
+        assert renderer.page(page, web.version(page, at))
+    src, _ = truth.link_graph(at)
+    assert len(truth.to_json(at)["pages"]) == truth.page_count
+    assert truth.alive(at)[src].all()

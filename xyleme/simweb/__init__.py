@@ -10,13 +10,13 @@ Only the CLI, the demo, the tests and the benchmarks import it; the daemon never
 """
 
 from xyleme.simweb.lifecycle import LifecycleModel, Lifecycles, independent_lifecycles
-from xyleme.simweb.process import SimWebProcess
+from xyleme.simweb.process import SimWebProcess, SimWebProcessError
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth, UnknownURL
-from xyleme.simweb.web import DOMAIN, Fault, Kind, PageState, SimWeb
+from xyleme.simweb.web import DOMAIN, Fault, Kind, LastModified, PageState, Robots, SimWeb
 
 __all__ = [
     "DOMAIN",
@@ -25,12 +25,15 @@ __all__ = [
     "FaultSettings",
     "GroundTruth",
     "Kind",
+    "LastModified",
     "LifecycleModel",
     "Lifecycles",
     "PageState",
+    "Robots",
     "SettingsError",
     "SimWeb",
     "SimWebProcess",
+    "SimWebProcessError",
     "SimWebResolver",
     "SimWebServer",
     "SimWebSettings",

@@ -98,7 +98,3 @@ class ChangeTimes:
         if times is None or len(times) < version:
             raise ValueError(f"page {page} has not reached version {version} yet")
         return times[version - 1]
-
-    def rate(self, page: int) -> float:
-        """λ of ``page`` in changes per simulated second."""
-        return self._rates[page]

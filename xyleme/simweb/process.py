@@ -41,6 +41,8 @@ class SimWebProcess:
         Simulated days after the epoch at which the child's clock starts.
     precompute
         Render every live page before serving (with a frozen clock, serving renders nothing).
+    port
+        The port on 127.0.0.1 (0 picks a free one).
     """
 
     def __init__(
@@ -51,9 +53,11 @@ class SimWebProcess:
         frozen: bool = False,
         start_days: float = 0.0,
         precompute: bool = False,
+        port: int = 0,
     ) -> None:
         self.settings = settings
         self._options = ["--speed", repr(speed), "--start-days", repr(start_days)]
+        self._options += ["--port", str(port)]
         if frozen:
             self._options.append("--frozen")
         if precompute:
@@ -64,6 +68,7 @@ class SimWebProcess:
         self.host_names: list[str] = []
         self._settings_file: Path | None = None
         self.clock_spec: ClockSpec | None = None
+        self._errors = None
 
     def __enter__(self) -> SimWebProcess:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -71,17 +76,22 @@ class SimWebProcess:
             self._settings_file = Path(handle.name)
         command = [sys.executable, "-m", "xyleme", "simweb", "serve"]
         command += ["--settings", str(self._settings_file), "--json", *self._options]
+        # The child's errors go to a file: a pipe nobody reads would fill and stall it.
+        self._errors = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command, stdout=subprocess.PIPE, stderr=self._errors, text=True
         )
-        line = self.process.stdout.readline()
-        if not line:
-            self.process.wait()
-            raise SimWebProcessError(f"simweb serve failed: {self.process.stderr.read()}")
-        started = json.loads(line)
-        self.port, self.seed_urls = started["port"], started["seed_urls"]
-        self.host_names = started["hosts"]
-        self.clock_spec = ClockSpec(**started["clock"])
+        try:
+            started = json.loads(self.process.stdout.readline() or "null")
+            if started is None:
+                self.process.wait()
+                raise SimWebProcessError(f"simweb serve failed: {self.errors()}")
+            self.port, self.seed_urls = started["port"], started["seed_urls"]
+            self.host_names = started["hosts"]
+            self.clock_spec = ClockSpec(**started["clock"])
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(
@@ -91,6 +101,13 @@ class SimWebProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    def errors(self) -> str:
+        """What the child wrote to its standard error so far."""
+        if self._errors is None:
+            return ""
+        self._errors.seek(0)
+        return self._errors.read()
 
     def stop(self) -> None:
         """Stop the child with SIGINT (its clean shutdown path) and wait for it."""
@@ -103,7 +120,6 @@ class SimWebProcess:
                 self.process.wait()
         if self.process is not None:
             self.process.stdout.close()
-            self.process.stderr.close()
         if self._settings_file is not None:
             self._settings_file.unlink(missing_ok=True)
             self._settings_file = None

@@ -302,7 +302,7 @@ class Renderer:
         """A page of the endless calendar: every month links to the next and the previous."""
         nxt = (year + month // 12, month % 12 + 1)
         prev = (year - (month == 1), (month - 2) % 12 + 1)
-        links = [f"{CALENDAR_PREFIX}{y}/{m:02d}/" for y, m in (prev, nxt)]
+        links = [f"{CALENDAR_PREFIX}{y:04d}/{m:02d}/" for y, m in (prev, nxt)]
         if day is None:
             days = calendar.monthrange(year, month)[1]
             links += [f"{CALENDAR_PREFIX}{year}/{month:02d}/{d:02d}/" for d in range(1, days + 1)]

@@ -21,6 +21,7 @@ client names is still current (If-None-Match first, then If-Modified-Since, RFC 
 from __future__ import annotations
 
 import asyncio
+import calendar
 import gzip
 import re
 from bisect import bisect_right
@@ -399,12 +400,14 @@ class SimWebServer:
         static = self._static.get(path)
         if static is not None:
             return _response(200, static[0], {hdrs.CONTENT_TYPE: static[1]})
-        calendar = _CALENDAR.match(path) if path.startswith(CALENDAR_PREFIX) else None
-        if calendar is not None and self.web.structure.trap[host]:
-            year, month, day = (int(g) if g else None for g in calendar.groups())
-            if 1 <= month <= 12 and (day is None or 1 <= day <= 31):
-                body = self.renderer.calendar(year, month, day)
-                return _response(200, body, {hdrs.CONTENT_TYPE: CONTENT_TYPES[Kind.HTML]})
+        date = _CALENDAR.match(path) if path.startswith(CALENDAR_PREFIX) else None
+        if date is not None and self.web.structure.trap[host]:
+            year, month, day = (int(g) if g else None for g in date.groups())
+            if 1 < year < 9999 and 1 <= month <= 12:
+                days = calendar.monthrange(year, month)[1]
+                if day is None or 1 <= day <= days:
+                    body = self.renderer.calendar(year, month, day)
+                    return _response(200, body, {hdrs.CONTENT_TYPE: CONTENT_TYPES[Kind.HTML]})
         return _response(404, b"Not Found\n")
 
     async def _robots(self, host: int) -> web.Response:

@@ -119,6 +119,22 @@ class GroundTruth:
         """The times ``page`` changed at or before ``at``."""
         return self.web.changes.until(page, at)
 
+    def versions(self, at: float) -> np.ndarray:
+        """Every page's version at ``at`` (int64, by page id): a stored copy of page *i* is
+        fresh exactly when it is of version ``versions(at)[i]`` (unborn pages: 0)."""
+        version = self.web.changes.version
+        return np.fromiter(
+            (version(page, at) for page in range(self.page_count)), np.int64, self.page_count
+        )
+
+    def last_changes(self, at: float) -> np.ndarray:
+        """When each page's current version began (its birth if it never changed; NaN if
+        it is not born yet), float64 by page id: what an honest Last-Modified says."""
+        web, versions = self.web, self.versions(at)
+        began = np.array([web.last_change(p, int(v)) for p, v in enumerate(versions.tolist())])
+        began[web.lifecycles.birth > at] = np.nan
+        return began
+
     def alive(self, at: float) -> np.ndarray:
         """Which pages exist at ``at`` (bool, by page id)."""
         life = self.web.lifecycles

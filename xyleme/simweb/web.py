@@ -67,10 +67,6 @@ class Kind(enum.IntEnum):
     RSS = 2
     ATOM = 3
 
-    @property
-    def is_xml(self) -> bool:
-        return self is not Kind.HTML
-
 
 class Fault(enum.IntEnum):
     """The one fault (or none) a page has on every request."""
@@ -292,7 +288,7 @@ class WebStructure:
         )
         keep = src != dst
         edges = np.sort(src[keep] * n + dst[keep])
-        edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
+        edges = edges[np.concatenate([edges[:1] == edges[:1], edges[1:] != edges[:-1]])]
         src, dst = edges // n, edges % n
         self.link_offsets = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
         self.link_targets = dst.astype(np.int32)
