@@ -6,6 +6,7 @@ clock shared by the server and the metadata (so HTTP dates and observations agre
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 
 import pytest
@@ -27,22 +28,22 @@ QUICK = {
 }
 
 
-async def crawl(settings: SimWebSettings, tmp_path, clock, **crawler_settings):
-    """Serve ``settings``' web, crawl it from its home pages; (server, metadata, crawler)."""
-    server = SimWebServer(settings, clock)
-    await server.start()
-    md = Metadata.create(tmp_path / "metadata.db", clock=clock)
-    crawler = Crawler(
-        md,
-        CrawlerSettings(**{**QUICK, **crawler_settings}),
-        Scope(domains=frozenset({"simweb.test"})),
-        clock=clock,
-        resolver=server.resolver(),
-    )
-    for url in server.seed_urls:
-        crawler.submit(url)
-    await crawler.run()
-    return server, md, crawler
+@contextlib.asynccontextmanager
+async def crawled(settings: SimWebSettings, tmp_path, clock, **crawler_settings):
+    """Serve ``settings``' web and crawl it from its home pages: (server, metadata, crawler)."""
+    async with SimWebServer(settings, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = Crawler(
+                md,
+                CrawlerSettings(**{**QUICK, **crawler_settings}),
+                Scope(domains=frozenset({"simweb.test"})),
+                clock=clock,
+                resolver=server.resolver(),
+            )
+            for url in server.seed_urls:
+                crawler.submit(url)
+            await crawler.run()
+            yield server, md, crawler
 
 
 def reachable_through_html(truth: GroundTruth, seeds: list[int], at: float) -> set[int]:
@@ -67,8 +68,7 @@ def clean_web():
 
 async def test_full_crawl_equals_the_ground_truth_link_graph(clean_web, tmp_path):
     clock = ManualClock(clean_web.epoch)
-    server, md, _ = await crawl(clean_web, tmp_path, clock)
-    try:
+    async with crawled(clean_web, tmp_path, clock) as (server, md, _):
         truth = GroundTruth(server.web)
         at = clock.now()
         seeds = [truth.page_id(url) for url in server.seed_urls]
@@ -89,15 +89,11 @@ async def test_full_crawl_equals_the_ground_truth_link_graph(clean_web, tmp_path
                 assert children == set(record.links), record.url
         counts = md.count_by_type()
         assert counts[PageType.HTML] + counts[PageType.XML] == fetched
-    finally:
-        md.close()
-        await server.stop()
 
 
 async def test_refresh_observations_match_the_true_changes(clean_web, tmp_path):
     clock = ManualClock(clean_web.epoch)
-    server, md, crawler = await crawl(clean_web, tmp_path, clock)
-    try:
+    async with crawled(clean_web, tmp_path, clock) as (server, md, crawler):
         truth = GroundTruth(server.web)
         first = clock.now()
         view = md.refresh_view()
@@ -118,9 +114,6 @@ async def test_refresh_observations_match_the_true_changes(clean_web, tmp_path):
             changed_pages += truly_changed
         assert 0 < changed_pages < len(read)
         assert len(changed_events) == changed_pages
-    finally:
-        md.close()
-        await server.stop()
 
 
 async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
@@ -145,7 +138,7 @@ async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
     )
     web = SimWebSettings(hosts=8, pages=500, seed=11, faults=faults)
     clock = ManualClock(web.epoch + 40 * DAY)  # some pages died, some were born
-    server, md, crawler = await crawl(
+    async with crawled(
         web,
         tmp_path,
         clock,
@@ -153,8 +146,7 @@ async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
         max_body_bytes=200_000,
         max_decoded_bytes=5_000_000,
         max_scout_depth=30,
-    )
-    try:
+    ) as (server, md, crawler):
         truth = GroundTruth(server.web)
         at = clock.now()
         reasons: dict[str, list[str]] = {}
@@ -207,6 +199,3 @@ async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
         assert all("DNS failure" in page.reason for page in gone)
         stats = crawler.snapshot()
         assert stats["errors"]["timeout"] >= 1 and stats["errors"]["too_large"] >= 1
-    finally:
-        md.close()
-        await server.stop()

@@ -79,30 +79,27 @@ class SeenURLs:
 
     def contains_hash(self, value: int) -> bool:
         """Whether a URL hashing to ``value`` was taken in."""
-        slots, mask = self._slots, self._mask
-        index = value & mask
-        while True:
-            stored = slots[index]
-            if stored == value:
-                return True
-            if stored == 0:
-                return False
-            index = (index + 1) & mask
+        return self._slots[self._slot_of(value)] == value
 
     def add_hash(self, value: int) -> bool:
         """Take a hash in (see :func:`url_hash`); True if it was not there."""
+        index = self._slot_of(value)
+        if self._slots[index] == value:
+            return False
+        self._slots[index] = value
+        self._count += 1
+        if self._count > self._limit:
+            self._grow()
+        return True
+
+    def _slot_of(self, value: int) -> int:
+        """The slot holding ``value``, or the empty slot where it belongs (linear probing)."""
         slots, mask = self._slots, self._mask
         index = value & mask
         while True:
             stored = slots[index]
-            if stored == value:
-                return False
-            if stored == 0:
-                slots[index] = value
-                self._count += 1
-                if self._count > self._limit:
-                    self._grow()
-                return True
+            if stored == value or stored == 0:
+                return index
             index = (index + 1) & mask
 
     def _grow(self) -> None:
