@@ -130,8 +130,12 @@ class Crawler:
 
     Examples
     --------
-    >>> # crawler = Crawler(md, CrawlerSettings(), Scope(domains=frozenset({"simweb.test"})))
-    >>> # crawler.submit("http://www.simweb.test/"); stats = await crawler.run()
+    A whole crawl of a loopback site, with its output, is in docs/crawler.md::
+
+        scope = Scope(hosts=frozenset({"127.0.0.1"}))
+        crawler = Crawler(md, CrawlerSettings(min_delay=0.1), scope)
+        crawler.submit("http://127.0.0.1:8765/")
+        stats = await crawler.run()
     """
 
     def __init__(
@@ -188,6 +192,7 @@ class Crawler:
         The one submission API of every module (paper §3's five levels). Returns False when
         the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
         recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
+        An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
@@ -207,15 +212,12 @@ class Crawler:
         request = Request(
             url, level, score, url_id=url_id, referrer=referrer, dependency=level == 0
         )
-        return self._queue(request)
+        return self.frontier.push(request)
 
     def request(self, url: str, referrer_id: int | None) -> bool:
         """The loader's :class:`~xyleme.crawler.handoff.DependencyFetcher`: a DTD or entity,
         at level 0 (it must not wait behind anything), within the scope like any URL."""
         return self.submit(url, Level.DEPENDENCY, referrer=referrer_id)
-
-    def _queue(self, request: Request) -> bool:
-        return self.frontier.push(request)
 
     def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
         """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
@@ -366,13 +368,15 @@ class Crawler:
                 key, host_delay(self.settings, rules.crawl_delay(self.settings.robots_agent))
             )
             future.set_result(rules)
-        except BaseException as error:
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as error:
             future.set_exception(error)
+            future.exception()  # marked as retrieved: maybe nobody else waits for it
             raise
         finally:
             del self._robots_pending[key]
-            if future.done() and future.exception() is not None:
-                future.exception()  # retrieved: nobody else may be waiting
 
     def _delay_of(self, key: str) -> float:
         rules = self.robots.lookup(key, time.monotonic())
@@ -435,7 +439,7 @@ class Crawler:
                 return self._failed(request, result, refusal, "content_type"), None
             body, wire = await self.fetcher.read_body(response, settings.max_body_bytes)
         result.size = len(body)
-        self.stats.bytes += wire
+        self.stats.count_bytes(wire)
         if request.dependency:
             page_type = PageType.DTD  # entities may come as anything: the loader judges
         else:
@@ -634,7 +638,7 @@ class Crawler:
 
     async def _after_commit(self, outcome: _Outcome, changed: bool | None) -> None:
         request, result = outcome.request, outcome.result
-        self.stats.count_response(result.status, result.page_type.value, 0)
+        self.stats.count_response(result.status, result.page_type.value)
         for _, reason in outcome.rejects:
             self.stats.count_rejected(reason)
         if changed:
@@ -650,7 +654,7 @@ class Crawler:
                 redirects=(*request.redirects, request.url),
                 dependency=request.dependency,
             )
-            self._queue(target)
+            self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
             self._scout(outcome.follow, request)
         if outcome.body is not None and changed is not False and self.sink is not None:
@@ -685,7 +689,7 @@ class Crawler:
                 kind = rules.error_kind or "robots"
                 self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
             else:
-                self._queue(request)
+                self.frontier.push(request)
 
     def _fire(self, outcome: _Outcome, changed: bool | None) -> None:
         result = outcome.result

@@ -26,13 +26,16 @@ class CrawlStats:
     not_modified: int = 0
     changed: int = 0
 
-    def count_response(self, status: int | None, page_type: str, wire_bytes: int) -> None:
-        """One fetch ended (any outcome)."""
+    def count_response(self, status: int | None, page_type: str) -> None:
+        """One fetch result was recorded (any outcome)."""
         self.pages += 1
-        self.bytes += wire_bytes
         if status is not None:
             self.by_status[status] += 1
         self.by_type[page_type] += 1
+
+    def count_bytes(self, wire_bytes: int) -> None:
+        """Bytes read off the wire (compressed size)."""
+        self.bytes += wire_bytes
 
     def count_error(self, kind: str) -> None:
         """A failure of a kind (dns, timeout, too_large, robots, http_5xx…)."""
