@@ -564,3 +564,20 @@ async def test_the_seen_table_outlives_the_crawler(site, md):
     await second.run()
     assert [hit.path for hit in site.hits] == ["/robots.txt", "/"]
     assert site.url("a.test", "/a.html") in second.seen
+
+
+async def test_a_page_that_failed_is_read_again_without_validators(site, md):
+    answers = iter(
+        [Page(b"<p>v1</p>", headers={"ETag": '"v1"'}), Page(b"", 500), Page(b"<p>v1</p>")]
+    )
+    home = site.add("a.test", "/", lambda request: next(answers))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    url_id = md.page_by_url(home).url_id
+    for _ in range(2):
+        crawler.submit(url_id, Level.REFRESH)
+        await crawler.run()
+    assert "If-None-Match" in site.hits[-2].headers  # after a success: conditional
+    assert "If-None-Match" not in site.hits[-1].headers  # after the 500: the body is needed
+    assert md.page(url_id).page_type is PageType.HTML

@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
+_CONTENT_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD})
 SEEN_STATE = "crawler.seen"
 """The ``Metadata.put_state`` key of the saved seen-URL table."""
 _UNRECORDED = object()  # a fetch the metadata refused: no event follows it
@@ -383,27 +384,28 @@ class Crawler:
         crawl_delay = rules.crawl_delay(self.settings.robots_agent) if rules else None
         return host_delay(self.settings, crawl_delay)
 
-    async def _validators(self, request: Request) -> tuple[dict[str, str], PageType | None]:
-        """Conditional-GET headers from the page's stored validators, and its stored type."""
+    def _validators(self, request: Request) -> tuple[dict[str, str], PageType | None]:
+        """Conditional-GET headers from the page's stored validators, and its stored type.
+
+        Only a page whose last read succeeded is asked conditionally: after a failure or a
+        redirect the body is needed (a 304 would leave its type unknown).
+        """
         if request.url_id is None or request.level == Level.SCOUTING:
             return {}, None
         page = self.metadata.page(request.url_id)  # no thread: a GIL convoy costs more
+        if page.page_type not in _CONTENT_TYPES:
+            return {}, None
         headers = {}
         if page.etag:
             headers["If-None-Match"] = page.etag
         if page.last_modified is not None:
             headers["If-Modified-Since"] = _http_date(page.last_modified)
-        previous = (
-            page.page_type
-            if page.page_type in (PageType.HTML, PageType.XML, PageType.DTD)
-            else None
-        )
-        return headers, previous
+        return headers, page.page_type
 
     async def _get(self, request: Request) -> tuple[_Outcome, float | None]:
         """The GET itself and what its response means; (outcome, back-off seconds)."""
         settings = self.settings
-        headers, previous_type = await self._validators(request)
+        headers, previous_type = self._validators(request)
         async with self.fetcher.request(request.url, headers) as response:
             status = response.status
             fetched_at = self.clock.now()
