@@ -581,3 +581,15 @@ async def test_a_page_that_failed_is_read_again_without_validators(site, md):
     assert "If-None-Match" in site.hits[-2].headers  # after a success: conditional
     assert "If-None-Match" not in site.hits[-1].headers  # after the 500: the body is needed
     assert md.page(url_id).page_type is PageType.HTML
+
+
+async def test_a_huge_robots_txt_is_read_up_to_its_cap(site, md):
+    rules = b"User-agent: *\nDisallow: /no\n" + b"# padding\n" * 20_000
+    site.add("a.test", "/robots.txt", Page(rules, 200, "text/plain"))
+    home = site.html("a.test", "/", ["/no", "/yes"])
+    site.html("a.test", "/yes", [])
+    crawler = make_crawler(md, robots_max_bytes=1_000)
+    crawler.submit(home)
+    await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/no")).reason == "robots.txt disallows"
+    assert md.page_by_url(site.url("a.test", "/yes")).page_type is PageType.HTML

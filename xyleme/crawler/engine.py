@@ -360,7 +360,9 @@ class Crawler:
         try:
             rules = await self.robots.fetch(
                 key,
-                lambda url: self.fetcher.get(url, limit=self.settings.robots_max_bytes * 2),
+                lambda url: self.fetcher.get(
+                    url, limit=self.settings.robots_max_bytes, truncate=True
+                ),
                 lambda url: self.scope.refusal(url) is None,
                 time.monotonic,
             )

@@ -183,14 +183,18 @@ class Fetcher:
             if slot is not None:
                 slot.release()
 
-    async def read_body(self, response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, int]:
+    async def read_body(
+        self, response: aiohttp.ClientResponse, limit: int, *, truncate: bool = False
+    ) -> tuple[bytes, int]:
         """The decoded body and the bytes read off the wire, within the crawler's caps.
 
         A body longer than ``limit`` bytes on the wire is cut: the connection is dropped,
-        what was read is freed, and :class:`FetchError` (kind ``too_large``) is raised.
+        what was read is freed, and :class:`FetchError` (kind ``too_large``) is raised —
+        or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
+        bytes are kept.
         """
         declared = response.content_length
-        if declared is not None and declared > limit:
+        if declared is not None and declared > limit and not truncate:
             response.close()
             raise FetchError("too_large", f"body of {declared} bytes over the {limit}-byte cap")
         chunks: list[bytes] = []
@@ -199,8 +203,11 @@ class Fetcher:
             async for chunk in response.content.iter_chunked(_CHUNK):
                 size += len(chunk)
                 if size > limit:
-                    chunks.clear()
                     response.close()
+                    if truncate:
+                        chunks.append(chunk[: len(chunk) - (size - limit)])
+                        break
+                    chunks.clear()
                     raise FetchError("too_large", f"body over the {limit}-byte cap: cut")
                 chunks.append(chunk)
         except FetchError:
@@ -213,11 +220,17 @@ class Fetcher:
         return decode_body(body, encoding, self.settings.max_decoded_bytes), size
 
     async def get(
-        self, url: str, headers: Mapping[str, str] | None = None, limit: int | None = None
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        *,
+        truncate: bool = False,
     ) -> Response:
         """A whole GET: status, headers and decoded body (robots.txt, simple callers)."""
         async with self.request(url, headers) as response:
-            body, wire = await self.read_body(response, limit or self.settings.max_body_bytes)
+            limit = limit or self.settings.max_body_bytes
+            body, wire = await self.read_body(response, limit, truncate=truncate)
             return Response(url, response.status, response.headers, body, wire)
 
     async def _ip_slot(self, url: str) -> asyncio.Semaphore | None:
