@@ -564,7 +564,8 @@ class Crawler:
                     item = self._outbox.get_nowait()
                 except asyncio.QueueEmpty:
                     remaining = deadline - loop.time()
-                    if remaining <= 0 or self._busy <= len(batch):
+                    starving = len(self.frontier) < settings.concurrency  # workers need links
+                    if remaining <= 0 or self._busy <= len(batch) or starving:
                         break
                     try:
                         item = await asyncio.wait_for(self._outbox.get(), remaining)
