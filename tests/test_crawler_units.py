@@ -48,13 +48,15 @@ def test_seen_urls_bytes_per_url_stays_within_the_stated_bounds():
             assert 8 / 0.75 <= seen.bytes_per_url <= 2 * 8 / 0.75 + 1e-9
 
 
-def test_seen_urls_survive_a_round_trip_through_bytes():
+def test_seen_urls_survive_a_round_trip_through_a_file(tmp_path):
     seen = SeenURLs(expected=16)
     seen.add("http://a.example/")
-    again = SeenURLs.from_bytes(seen.to_bytes())
+    seen.save(tmp_path / "seen.u64")
+    again = SeenURLs.load(tmp_path / "seen.u64")
     assert "http://a.example/" in again and len(again) == 1
+    (tmp_path / "bad.u64").write_bytes(b"\0" * 24)
     with pytest.raises(ValueError, match="power of two"):
-        SeenURLs.from_bytes(b"\0" * 24)
+        SeenURLs.load(tmp_path / "bad.u64")
 
 
 # ---------------------------------------------------------------------- scope and filters

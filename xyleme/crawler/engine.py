@@ -28,6 +28,7 @@ import itertools
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
@@ -58,8 +59,8 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
 _CONTENT_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD})
-SEEN_STATE = "crawler.seen"
-"""The ``Metadata.put_state`` key of the saved seen-URL table."""
+SEEN_FILE = "crawler-seen.u64"
+"""The saved seen-URL table, next to metadata.db (8 bytes per slot, see SeenURLs)."""
 _UNRECORDED = object()  # a fetch the metadata refused: no event follows it
 
 
@@ -284,16 +285,25 @@ class Crawler:
         self._save_seen()
 
     def _saved_seen(self) -> SeenURLs | None:
-        """The seen-URL table a previous run saved (paper §3: URLs already taken in stay
-        known across runs; the refresh module, not scouting, reads them again)."""
-        saved = self.metadata.get_state(SEEN_STATE)
-        return None if saved is None else SeenURLs.from_bytes(saved)
+        """The seen-URL table a previous run saved next to the metadata (paper §3: URLs
+        already taken in stay known across runs; refresh, not scouting, reads them again)."""
+        path = self._seen_path()
+        if not path.exists():
+            return None
+        try:
+            return SeenURLs.load(path)
+        except (OSError, ValueError):
+            log.exception("ignoring an unreadable seen-URL table")
+            return None
 
     def _save_seen(self) -> None:
         try:
-            self.metadata.put_state(SEEN_STATE, self.seen.to_bytes())
-        except Exception:  # a full disk must not turn a clean stop into a crash
+            self.seen.save(self._seen_path())
+        except OSError:  # a full disk must not turn a clean stop into a crash
             log.exception("could not save the seen-URL table")
+
+    def _seen_path(self) -> Path:
+        return Path(self.metadata.path).with_name(SEEN_FILE)
 
     async def _worker(self) -> None:
         task = asyncio.current_task()

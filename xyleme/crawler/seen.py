@@ -13,6 +13,8 @@ such a page later anyway.
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -119,16 +121,19 @@ class SeenURLs:
         """Table bytes divided by the URLs in it (inf when empty)."""
         return self.nbytes / self._count if self._count else float("inf")
 
-    def to_bytes(self) -> bytes:
-        """The table as bytes, to save in the repository (``Metadata.put_state``)."""
-        return self._table.tobytes()
+    def save(self, path: str | Path) -> None:
+        """Write the table to ``path`` (atomically: a crash leaves the old file or the new)."""
+        path = Path(path)
+        scratch = path.with_name(f".{path.name}.{os.getpid()}.saving")
+        self._table.tofile(scratch)  # streamed from the array: no copy in memory
+        os.replace(scratch, path)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> SeenURLs:
-        """A table saved by :meth:`to_bytes`."""
-        table = np.frombuffer(data, dtype=np.uint64).copy()
+    def load(cls, path: str | Path) -> SeenURLs:
+        """A table written by :meth:`save`; ValueError if the file is not one."""
+        table = np.fromfile(path, dtype=np.uint64)
         if len(table) < 16 or len(table) & (len(table) - 1):
-            raise ValueError("not a saved seen-URL table (size is not a power of two)")
+            raise ValueError(f"{path}: not a saved seen-URL table (size is not a power of two)")
         seen = cls.__new__(cls)
         seen._allocate(len(table))
         seen._table[:] = table
