@@ -593,3 +593,13 @@ async def test_a_huge_robots_txt_is_read_up_to_its_cap(site, md):
     await crawler.run()
     assert md.page_by_url(site.url("a.test", "/no")).reason == "robots.txt disallows"
     assert md.page_by_url(site.url("a.test", "/yes")).page_type is PageType.HTML
+
+
+async def test_a_dependency_redirect_is_followed_even_to_a_known_url(site, md):
+    site.add("a.test", "/old.dtd", Page(b"", 301, headers={"Location": "/new.dtd"}))
+    site.add("a.test", "/new.dtd", Page(b"<!ELEMENT a ANY>", 200, "application/xml-dtd"))
+    crawler = make_crawler(md)
+    crawler.seen.add(site.url("a.test", "/new.dtd"))  # fetched once already, say
+    assert crawler.request(site.url("a.test", "/old.dtd"), referrer_id=None)
+    await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/new.dtd")).page_type is PageType.DTD

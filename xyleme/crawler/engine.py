@@ -659,7 +659,10 @@ class Crawler:
         if changed:
             self.stats.changed += 1
         self._fire(outcome, changed)
-        if outcome.redirect is not None and self.seen.add(outcome.redirect):
+        # A scouting redirect follows the seen-URL table like any link; a module's request
+        # (a refresh, the loader's DTD) wants the target itself, seen or not.
+        is_new = outcome.redirect is not None and self.seen.add(outcome.redirect)
+        if outcome.redirect is not None and (is_new or request.level != Level.SCOUTING):
             target = Request(
                 outcome.redirect,
                 request.level,
