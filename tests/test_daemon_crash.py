@@ -34,13 +34,13 @@ def repo(tmp_path, web):
 
 
 def test_kill_9_mid_crawl_loses_nothing_committed_and_resumes(repo, web):
-    first = RunningDaemon(repo, "--simweb", str(web.port))
+    first = RunningDaemon(repo, "--simweb-port", str(web.port))
     try:
         wait_until(lambda: len(read_pages(repo)) >= 100)
     finally:
         first.kill()  # SIGKILL: no checkpoint, no clean shutdown
     before = read_pages(repo)
-    second = RunningDaemon(repo, "--simweb", str(web.port))
+    second = RunningDaemon(repo, "--simweb-port", str(web.port))
     try:
         second.wait_for("daemon started")
         second.wait_for("unread pages")  # the pages known but not read are queued again
@@ -54,7 +54,7 @@ def test_kill_9_mid_crawl_loses_nothing_committed_and_resumes(repo, web):
 
 
 def test_sigterm_mid_crawl_exits_0_with_a_checkpoint_and_a_restart_goes_on(repo, web):
-    daemon = RunningDaemon(repo, "--simweb", str(web.port))
+    daemon = RunningDaemon(repo, "--simweb-port", str(web.port))
     try:
         wait_until(lambda: len(read_pages(repo)) >= 50)
         assert daemon.stop(signal.SIGTERM) == 0
@@ -67,7 +67,7 @@ def test_sigterm_mid_crawl_exits_0_with_a_checkpoint_and_a_restart_goes_on(repo,
     assert status["live"]["fetched"] > 0
     stopped_at = status["clock"]["now"]
     before = read_pages(repo)
-    again = RunningDaemon(repo, "--simweb", str(web.port))
+    again = RunningDaemon(repo, "--simweb-port", str(web.port))
     try:
         wait_until(lambda: len(read_pages(repo)) > len(before))
         assert again.stop(signal.SIGTERM) == 0

@@ -8,15 +8,21 @@ import pytest
 from click.testing import CliRunner
 
 from xyleme.cli import cli
-from xyleme.demo import READ_DAYS, REFRESH_SHARE, choose_plan
+from xyleme.demo import MAX_REAL_SECONDS, READ_DAYS, REFRESH_SHARE, choose_plan
 
 
 def test_the_plan_reads_the_web_in_the_first_days_and_refreshes_within_capacity():
-    plan = choose_plan(pages=20_000, hosts=50, days=30, capacity=400.0, speed=None)
+    plan = choose_plan(pages=20_000, hosts=50, days=30, capacity=1_000.0, speed=None)
     per_day = plan.capacity * 86_400 / plan.speed
     assert plan.pages / per_day == pytest.approx(READ_DAYS)  # read once in READ_DAYS days
     assert 0 < plan.G < per_day  # refreshes leave room for discovery
     assert plan.config().clock.speed == plan.speed and plan.config().bandwidth.G == plan.G
+
+
+def test_a_slow_crawler_gets_a_faster_clock_to_end_in_time():
+    plan = choose_plan(pages=20_000, hosts=50, days=30, capacity=100.0, speed=None)
+    assert plan.days * 86_400 / plan.speed == pytest.approx(MAX_REAL_SECONDS)
+    assert "the web read in ~20.0 days" in plan.describe()
 
 
 def test_a_given_speed_is_kept_and_g_follows_the_capacity():

@@ -42,6 +42,8 @@ READ_DAYS = 3.0
 REFRESH_SHARE = 0.5
 """Share of the measured capacity per day given to the refresh policy as G (headroom)."""
 MAX_SPEED = 86_400.0
+MAX_REAL_SECONDS = 300.0
+"""The demo lasts at most about this long: a slow crawler gets a faster clock instead."""
 CALIBRATION_SECONDS = 2.0
 
 DEMO_CRAWLER = {
@@ -85,10 +87,12 @@ class DemoPlan:
 
     def describe(self) -> str:
         real = self.days * DAY / self.speed
+        read_days = self.pages * self.speed / (self.capacity * DAY)
         return (
             f"crawler capacity {self.capacity:.0f} pages/s; clock speed x{self.speed:.0f} "
             f"(a simulated day every {DAY / self.speed:.2g} s, {self.days:g} days in "
-            f"~{real:.0f} s); G = {self.G:.0f} pages per day, θ = {self.theta:g}"
+            f"~{real:.0f} s, the web read in ~{read_days:.1f} days); "
+            f"G = {self.G:.0f} pages per day, θ = {self.theta:g}"
         )
 
 
@@ -97,14 +101,20 @@ def choose_plan(
 ) -> DemoPlan:
     """Speed and G such that the web is read within ``READ_DAYS`` and refreshes keep up.
 
+    The speed also keeps the whole run within about ``MAX_REAL_SECONDS``: a crawler too slow
+    for both reads the web in more days (``describe`` says how many).
+
     Examples
     --------
-    >>> plan = choose_plan(20_000, 50, 30, capacity=400.0, speed=None)
+    >>> plan = choose_plan(20_000, 50, 30, capacity=1000.0, speed=None)
     >>> round(plan.speed), round(plan.G)
-    (5184, 3333)
+    (12960, 3333)
+    >>> round(choose_plan(20_000, 50, 30, capacity=250.0, speed=None).speed)
+    8640
     """
     if speed is None:
-        speed = min(MAX_SPEED, READ_DAYS * DAY * capacity / pages)
+        fast_enough = days * DAY / MAX_REAL_SECONDS
+        speed = min(MAX_SPEED, max(READ_DAYS * DAY * capacity / pages, fast_enough))
     per_day = capacity * DAY / speed  # pages the crawler can read in a simulated day
     G = max(1.0, min(REFRESH_SHARE * per_day, pages / READ_DAYS))
     return DemoPlan(pages, hosts, days, capacity, float(speed), float(math.floor(G)), theta)

@@ -29,7 +29,7 @@ from xyleme.logs import FORMATS, configure_logging
     help="Log lines on stderr for people (text) or machines (json).",
 )
 @click.option(
-    "--simweb",
+    "--simweb-port",
     "simweb_port",
     type=click.IntRange(1, 65535),
     help="Resolve *.simweb.test to the simulated web serving on 127.0.0.1:PORT "
