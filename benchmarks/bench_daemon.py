@@ -35,6 +35,7 @@ from xyleme.cli import cli
 from xyleme.commands import RepositoryTarget
 from xyleme.daemon import Daemon
 from xyleme.demo import DemoPlan, web_settings
+from xyleme.logs import configure_logging
 from xyleme.simweb import SimWebProcess
 
 HEARTBEAT = 0.01
@@ -127,9 +128,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="60 s instead of one hour")
     parser.add_argument("--pages", type=int, default=20_000)
-    parser.add_argument("--speed", type=float, default=86_400.0)
+    parser.add_argument("--verbose", action="store_true", help="the daemon's log on stderr")
+    parser.add_argument(
+        "--speed", type=float, default=8_640.0, help="simulated seconds per real second"
+    )
     options = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
+    configure_logging("text", logging.INFO if options.verbose else logging.WARNING)
     figures = asyncio.run(soak(60.0 if options.quick else 3600.0, options.pages, options.speed))
     print(
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "

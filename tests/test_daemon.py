@@ -161,6 +161,6 @@ def test_rank_compute_and_recheck_are_handed_to_the_running_daemon(repo, daemon)
     code, output = xyleme(repo, "rank", "compute")
     assert code == 0, output
     assert "ranked 2 pages (0 XML) over 1 links by the daemon" in output
-    daemon.wait_for("ranking pass: 2 pages")
+    daemon.wait_for("s: 2 pages (0 XML), 1 links")
     code, output = xyleme(repo, "recheck", "--json")
     assert code == 0 and json.loads(output)["queued"] is True

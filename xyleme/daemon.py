@@ -175,8 +175,10 @@ class Daemon:
                     self.start_fetching()
                 await self._stop.wait()
             finally:
-                await self._stop_scheduler()
+                if self._scheduler is not None:
+                    self._scheduler.pause()  # no new job; running ones end below
                 await self.stop_fetching()
+                await self._stop_scheduler()
                 self.close()
         if self.failure is not None:
             raise DaemonStopped(self.failure)
@@ -258,6 +260,8 @@ class Daemon:
         if self._scheduler is None:
             return
         self._scheduler.pause()
+        if self._running_jobs:
+            log.info("waiting for %d periodic job(s) to finish", len(self._running_jobs))
         await asyncio.gather(*self._running_jobs, return_exceptions=True)
         self._scheduler.shutdown(wait=False)
         self._scheduler = None
@@ -341,7 +345,7 @@ class Daemon:
         retries (level 1), θ·G unread pages by OPIC cash (level 2), DEAD re-checks (level 4).
         The heavy part runs in a thread; only queueing touches the loop.
         """
-        now = self.clock.now()
+        now, started = self.clock.now(), time.monotonic()
         report, obsolescence = await asyncio.to_thread(self._plan_refreshes, now, self.opic.cash())
         plan = report.plan
         batches = (
@@ -366,8 +370,9 @@ class Daemon:
         self.policy = {**report.summary(), "obsolescence": obsolescence}
         self.obsolescence_history.append((now, obsolescence, self.policy["omega"]))
         log.info(
-            "refresh pass: %d due, %d retries, %d discoveries, %d re-checks; S %.4g, K %.4g, "
-            "Ω(G) %.4g, obsolescence now %.4g",
+            "refresh pass in %.1f s: %d due, %d retries, %d discoveries, %d re-checks; "
+            "S %.4g, K %.4g, Ω(G) %.4g, obsolescence now %.4g",
+            time.monotonic() - started,
             len(plan.refresh),
             len(plan.retry),
             len(plan.discovery),
@@ -385,7 +390,7 @@ class Daemon:
         fetching goes on; a stop cancels it between two slices, and nothing is written then.
         Returns the pass's figures (also logged).
         """
-        started = self.clock.now()
+        started, real_start = self.clock.now(), time.monotonic()
         self._rank_cancel.clear()
         folder = self.repository / self.config.paths.ranking
         ranking = await asyncio.to_thread(
@@ -400,7 +405,8 @@ class Daemon:
             "interest_sweeps": None if ranking.interest is None else ranking.interest.sweeps,
         }
         log.info(
-            "ranking pass: %d pages (%d XML), %d links; importance in %d sweeps%s",
+            "ranking pass in %.1f s: %d pages (%d XML), %d links; importance in %d sweeps%s",
+            time.monotonic() - real_start,
             ranking.pages,
             ranking.xml_pages,
             ranking.links,
