@@ -8,19 +8,14 @@ import click
 
 from metadata import MetadataError
 from xyleme.cli import cli, repo_path
-from xyleme.cli.ops import effective_config
+from xyleme.cli.ops import config_option, effective_config
 from xyleme.daemon import DaemonStopped, run_daemon
 from xyleme.lock import RepositoryLocked
 from xyleme.logs import FORMATS, configure_logging
 
 
 @cli.command("run")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Read this configuration instead of the repository's xyleme.toml.",
-)
+@config_option
 @click.option(
     "--log-format",
     type=click.Choice(FORMATS),

@@ -50,6 +50,16 @@ def effective_config(repository: Path, config_file: Path | None) -> Config:
         raise click.ClickException(str(error)) from None
 
 
+def config_option(function: Any) -> Any:
+    """``--config FILE``: another configuration than the repository's xyleme.toml."""
+    return click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Read this configuration instead of the repository's xyleme.toml.",
+    )(function)
+
+
 def json_option(function: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(function)
 
@@ -102,12 +112,7 @@ def config_group() -> None:
 
 
 @config_group.command("show")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Read this file instead of the repository's xyleme.toml.",
-)
+@config_option
 @json_option
 @click.pass_context
 def config_show(ctx: click.Context, config_file: Path | None, as_json: bool) -> None:
