@@ -107,3 +107,11 @@ async def test_a_recheck_queues_the_best_pages_at_the_background_level(run):
     answer = await daemon.recheck("p", 10)
     assert answer.data == {"pages": 10, "strategy": "p", "queued": True}
     assert daemon.crawler.frontier.sizes()[Level.BACKGROUND] == 10
+
+
+async def test_the_sitemaps_robots_txt_names_are_read(run):
+    daemon, _ = run
+    view = daemon.md.refresh_view()
+    read = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
+    sitemaps = [url for url in daemon.md.urls_of(read) if url.endswith("/sitemap.xml")]
+    assert sitemaps  # http://siteN.simweb.test/sitemap.xml, named only in robots.txt

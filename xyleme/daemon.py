@@ -45,6 +45,7 @@ from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
+from xyleme.crawler.frontier import host_key
 from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock
 from xyleme.recheck import recheck_order
@@ -104,6 +105,7 @@ class Daemon:
         self.refreshes_per_unit: list[int] = []
         self.obsolescence_history: list[tuple[float, float, float]] = []
         self._refreshes = 0
+        self._sitemap_hosts: set[str] = set()
         self.failure: str | None = None
         self._stop: asyncio.Event | None = None
         self._scheduler: AsyncIOScheduler | None = None
@@ -291,9 +293,24 @@ class Daemon:
         for signal_ in (signals.page_fetched, signals.page_failed, signals.page_dead):
             self.crawler.signals.connect(signal_, lambda event: credit(event.result))
         self.crawler.signals.connect(signals.page_fetched, self._count_refresh)
+        self.crawler.signals.connect(signals.page_fetched, self._queue_sitemaps)
         self.crawler.signals.connect(signals.page_fetched, self.sink.dependency_fetched)
         for signal_ in (signals.page_failed, signals.page_dead):
             self.crawler.signals.connect(signal_, self.sink.dependency_failed)
+
+    def _queue_sitemaps(self, event: CrawlEvent) -> None:
+        """The first page read from a host: queue the sitemaps its robots.txt names.
+
+        The loader reads a sitemap's URLs as its links, and they are scouted like any.
+        """
+        host = host_key(event.url)
+        if host in self._sitemap_hosts:
+            return
+        self._sitemap_hosts.add(host)
+        rules = self.crawler.robots.lookup(host, time.monotonic())
+        if rules is not None and rules.parser is not None:
+            for sitemap in rules.parser.sitemaps:
+                self.crawler.submit(sitemap, Level.SCOUTING)
 
     def _count_refresh(self, event: CrawlEvent) -> None:
         if event.level == Level.REFRESH:
