@@ -1,18 +1,25 @@
 """The acquisition daemon (``xyleme run``): one asyncio process that keeps a repository fresh.
 
-The daemon only wires and schedules; every decision is a module's (ARCHITECTURE "Data flow"):
+The daemon only wires and schedules; every decision is a module's (ARCHITECTURE "Data flow",
+docs/daemon.md):
 
-1. at start it takes the repository's lock (:mod:`xyleme.lock`), opens the metadata, and
-   restores the simulated clock from where the last run left it (:mod:`xyleme.status`);
-2. the periodic jobs run on APScheduler's ``AsyncIOScheduler``, on real time: the intervals
-   are simulated durations divided by the clock's speed. Tests build a :class:`Daemon` on a
-   ``ManualClock`` and call the jobs themselves (:meth:`Daemon.checkpoint`,
-   :meth:`Daemon.poll_commands`) instead of starting the scheduler;
-3. state-changing commands of the CLI arrive through the command table
+1. at start it takes the repository's lock (:mod:`xyleme.lock`), opens the metadata,
+   restores the simulated clock and OPIC from the last checkpoint (:mod:`xyleme.status`),
+   and queues the seeds and every known page never read;
+2. the crawler's workers and writer run on the loop; the loader is its document sink,
+   parsing in a worker thread (:mod:`xyleme.loading`); OPIC is credited from the crawler's
+   events after each commit;
+3. APScheduler's ``AsyncIOScheduler`` fires the periodic jobs on real time (simulated
+   intervals divided by the clock's speed): the refresh pass every time unit, the ranking
+   every ``rank_every`` units, the checkpoint, the command table. Tests build a
+   :class:`Daemon` on a ``ManualClock`` and call the jobs themselves
+   (:meth:`Daemon.refresh_scan`, :meth:`Daemon.recompute_ranking`, :meth:`Daemon.checkpoint`,
+   :meth:`Daemon.poll_commands`);
+4. state-changing commands of the CLI arrive through the command table
    (:mod:`xyleme.commands`); the daemon is their :class:`~xyleme.commands.CommandTarget`;
-4. SIGTERM / SIGINT stop taking work, give in-flight work ``shutdown_deadline`` seconds,
-   write a checkpoint and return; after a kill -9 the next start resumes from the database
-   and the last checkpoint.
+5. SIGTERM / SIGINT stop taking work, give in-flight fetches the crawler's
+   ``shutdown_deadline``, let running jobs end, write a checkpoint and return; after a
+   kill -9 the next start resumes from the database and the last checkpoint.
 """
 
 from __future__ import annotations
