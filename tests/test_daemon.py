@@ -164,3 +164,16 @@ def test_rank_compute_and_recheck_are_handed_to_the_running_daemon(repo, daemon)
     daemon.wait_for("s: 2 pages (0 XML), 1 links")
     code, output = xyleme(repo, "recheck", "--json")
     assert code == 0 and json.loads(output)["queued"] is True
+
+
+def test_json_logs_are_one_object_per_line(repo):
+    running = RunningDaemon(repo, "--log-format", "json")
+    try:
+        line = running.wait_for("daemon started")
+        assert running.stop(signal.SIGTERM) == 0
+    finally:
+        running.kill()
+    entry = json.loads(line)
+    assert entry["level"] == "INFO" and entry["logger"] == "xyleme.daemon"
+    assert entry["message"].startswith("daemon started on ")
+    assert all(json.loads(line) for line in running.lines)
