@@ -70,7 +70,7 @@ class DaemonSettings:
     )
     command_poll: float = _setting(0.5, "real seconds between two looks at the command table")
     scope: tuple[str, ...] = _setting(
-        (), "domains the crawler may fetch (empty: the domains of the seeds)"
+        (), "domains the crawler may fetch, subdomains included (empty: the hosts of the seeds)"
     )
 
     def __post_init__(self) -> None:
