@@ -36,7 +36,7 @@ from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import LoadOutcome, LoadResult, Validity
 from loader.repository import DocumentRepository, NewVersion
-from loader.schemas import SchemaCheck, check_schema
+from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
@@ -354,8 +354,16 @@ class Loader:
             return SchemaCheck()
         if parsed.streamed:
             return SchemaCheck(note="schema not checked on a streamed document")
+        compiler = getattr(self._thread, "schemas", None)
+        if compiler is None:
+            compiler = self._thread.schemas = SchemaCompiler()
         return check_schema(
-            parsed.tree, locations, self.resolver(), self.settings.max_validation_errors
+            parsed.tree,
+            locations,
+            self.resolver(),
+            self.settings.max_validation_errors,
+            compiler,
+            self.cache.generation,
         )
 
     def _park(
