@@ -22,26 +22,21 @@ from lxml import etree
 
 from loader.settings import LoaderSettings
 
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
 XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
 _HTTP = ("http://", "https://")
 _LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
-_NAMESPACES = {"xl": "http://www.w3.org/1999/xlink", "xsi": XSI}
-_REFERENCES = (
-    "//@href | //@src | //@xl:href | //@xsi:schemaLocation | //@xsi:noNamespaceSchemaLocation"
-    " | //processing-instruction('xml-stylesheet')"
-)
-_TREE_REFERENCES = etree.XPath(_REFERENCES, namespaces=_NAMESPACES)
-"""What a whole tree may refer to, in document order: the attribute values that can hold a
-reference (each knows its name and element) and the style sheet PIs. libxml2 walks the tree;
-Python sees only these values, never the elements without references."""
-_FEED_TREE_REFERENCES = etree.XPath(
-    f"{_REFERENCES} | //*[local-name() = 'link' or local-name() = 'loc']", namespaces=_NAMESPACES
+_ATTRIBUTE_CANDIDATES = "//*[@*] | //processing-instruction('xml-stylesheet')"
+LINK_CANDIDATES = etree.XPath(_ATTRIBUTE_CANDIDATES)
+"""The nodes of a whole tree that :meth:`LinkCollector.node` may take something from, in
+document order: a cheaper walk than visiting every element of a large tree from Python."""
+FEED_LINK_CANDIDATES = etree.XPath(
+    f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
 )
 """The same, plus the elements whose text is a link in feeds and sitemaps."""
-_HAS_XML_BASE = etree.XPath("boolean(//@xml:base)")
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
@@ -99,9 +94,15 @@ class LinkCollector:
     links.
     """
 
-    def __init__(self, document_url: str, settings: LoaderSettings) -> None:
+    def __init__(
+        self, document_url: str, settings: LoaderSettings, *, in_document_order: bool = False
+    ) -> None:
+        """``in_document_order``: nodes come in document order (ancestors first), so until
+        the first ``xml:base`` attribute every base URI is the document's URL, which saves
+        asking libxml2 for each node's base. The streaming path feeds nodes at their end
+        (descendants first) and asks every time."""
         self.document_url = document_url
-        self._fixed_base = False  # every base URI is the document's URL (no xml:base)
+        self._fixed_base = in_document_order
         self.settings = settings
         self._links: dict[str, None] = {}
         self._dependencies: dict[str, None] = {}
@@ -147,24 +148,8 @@ class LinkCollector:
             self._sitemap_closed = True
             self.notes.append(reason)
 
-    def tree(self, tree: etree._ElementTree) -> None:
-        """Collect what a whole tree refers to (after :meth:`root`), with one compiled XPath.
-
-        Without ``xml:base`` anywhere every base URI is the document's URL, which saves
-        asking libxml2 for each element's base.
-        """
-        self._fixed_base = not _HAS_XML_BASE(tree)
-        found = _FEED_TREE_REFERENCES if self.reads_text_links else _TREE_REFERENCES
-        for item in found(tree):
-            if isinstance(item, str):  # an attribute's value, which knows its element
-                self._attribute(item.attrname, item, self._base_of(item.getparent()))
-            elif isinstance(item.tag, str):
-                self._text_link(item, None)
-            else:
-                self.node(item)
-
     def node(self, node: etree._Element) -> None:
-        """Collect what one element or processing instruction refers to (streaming)."""
+        """Collect what one element or processing instruction refers to."""
         tag = node.tag
         if not isinstance(tag, str):
             if tag is etree.PI and node.target == "xml-stylesheet":
@@ -175,24 +160,19 @@ class LinkCollector:
         base = None
         attributes = node.attrib
         if attributes:
+            if self._fixed_base and XML_BASE in attributes:
+                self._fixed_base = False  # this node and what follows may have another base
             base = self._base_of(node)
             for name, value in attributes.items():
-                self._attribute(name, value, base)
-        self._text_link(node, base)
-
-    def _attribute(self, name: str, value: str, base: str) -> None:
-        if name in _LINK_ATTRIBUTES:
-            self._add_link(base, value)
-        elif name == XSI_SCHEMA_LOCATION:
-            self._schema_pairs(base, value)
-        elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
-            self._schema(base, "", value)
-
-    def _text_link(self, node: etree._Element, base: str | None) -> None:
-        """RSS ``<link>`` and sitemap ``<loc>`` text."""
+                if name in _LINK_ATTRIBUTES:
+                    self._add_link(base, value)
+                elif name == XSI_SCHEMA_LOCATION:
+                    self._schema_pairs(base, value)
+                elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
+                    self._schema(base, "", value)
         if self._kind is None or not node.text:
             return
-        name = _local_name(node.tag)
+        name = _local_name(tag)
         if self._kind == "sitemap" and name == "loc":
             self._sitemap_loc(node)
         elif self._kind == "rss" and name == "link":
