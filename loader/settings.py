@@ -38,7 +38,7 @@ class LoaderSettings:
     versions_kept
         Versions of each document kept in the repository; the oldest are pruned.
     compress_versions
-        Compress stored bodies with zstd (about half the size, ~30 us per 5 KB document).
+        Compress stored bodies with zstd (about half the size, ~20 us per 5 KB document).
     dependency_timeout_seconds
         Simulated seconds a document may wait for its DTD, entities or schema before it fails.
     max_links
