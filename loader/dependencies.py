@@ -79,7 +79,7 @@ class DependencyCache:
         return body
 
     def __contains__(self, url_id: int) -> bool:
-        return self._body_path(url_id).exists()
+        return os.path.exists(f"{self.folder}/{url_id}.body")  # asked for every document
 
     def id_of(self, url: str) -> int | None:
         """The URL-Id a cached dependency was stored under, found by its exact URL.
