@@ -246,6 +246,7 @@ class Crawler:
         self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
+        self._scouted_per_host.clear()  # the page budget is per run
         await self.fetcher.open()
         workers = [
             asyncio.create_task(self._worker(), name=f"xyro-worker-{n}")
