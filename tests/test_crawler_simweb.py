@@ -7,6 +7,8 @@ clock shared by the server and the metadata (so HTTP dates and observations agre
 from __future__ import annotations
 
 import contextlib
+import itertools
+import time
 from collections import deque
 
 import pytest
@@ -199,3 +201,37 @@ async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
         assert all("DNS failure" in page.reason for page in gone)
         stats = crawler.snapshot()
         assert stats["errors"]["timeout"] >= 1 and stats["errors"]["too_large"] >= 1
+
+
+async def test_politeness_gaps_respect_the_delay_and_crawl_delay(tmp_path):
+    web = SimWebSettings(
+        hosts=3, pages=45, seed=4, crawl_delay_host_fraction=0.5, crawl_delay_seconds=0.12
+    ).without_faults()
+    clock = ManualClock(web.epoch)
+    starts: dict[str, list[float]] = {}
+    async with SimWebServer(web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = Crawler(
+                md,
+                CrawlerSettings(min_delay=0.05, per_host_concurrency=1, write_interval=0.01),
+                Scope(domains=frozenset({"simweb.test"})),
+                clock=clock,
+                resolver=server.resolver(),
+            )
+            request = crawler.fetcher.request
+
+            def timed_request(url, headers=None):
+                starts.setdefault(url.split("/")[2], []).append(time.monotonic())
+                return request(url, headers)
+
+            crawler.fetcher.request = timed_request  # robots.txt's GET goes through it too
+            for url in server.seed_urls:
+                crawler.submit(url)
+            await crawler.run()
+            truth = GroundTruth(server.web)
+            delays = {truth.host(h).host: truth.host(h).crawl_delay for h in range(3)}
+    assert any(delays.values()), "the test web has no host with a Crawl-delay"
+    for host, times in starts.items():
+        wanted = max(0.05, delays[host] or 0.0)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        assert len(times) > 3 and min(gaps) >= wanted, (host, wanted, min(gaps))
