@@ -6,11 +6,13 @@ clock shared by the server and the metadata (so HTTP dates and observations agre
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import time
 from collections import deque
 
+import numpy as np
 import pytest
 
 from metadata import Metadata, PageType
@@ -235,3 +237,38 @@ async def test_politeness_gaps_respect_the_delay_and_crawl_delay(tmp_path):
         wanted = max(0.05, delays[host] or 0.0)
         gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
         assert len(times) > 3 and min(gaps) >= wanted, (host, wanted, min(gaps))
+
+
+async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tmp_path):
+    clock = ManualClock(clean_web.epoch)
+    async with SimWebServer(clean_web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = Crawler(
+                md,
+                CrawlerSettings(**{**QUICK, "concurrency": 4, "shutdown_deadline": 0.2}),
+                Scope(domains=frozenset({"simweb.test"})),
+                clock=clock,
+                resolver=server.resolver(),
+            )
+            fetched = []
+            crawler.signals.connect(signals.page_fetched, fetched.append)
+            for url in server.seed_urls:
+                crawler.submit(url)
+            task = asyncio.create_task(crawler.run())
+            while len(fetched) < 40:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        with Metadata.open(tmp_path / "metadata.db", readonly=True) as reader:
+            truth = GroundTruth(server.web)
+            view = reader.refresh_view()
+            read = view["id"][~np.isnan(view["last_access"])].tolist()
+            assert 40 <= len(read) < 300
+            for url_id in read:
+                page = reader.page(url_id)
+                if page.page_type is PageType.HTML:  # recorded whole: record, links, observation
+                    true_links = truth.page(truth.page_id(page.url), clock.now()).links
+                    children = reader.urls_of(reader.children(url_id))
+                    assert {truth.page_id(url) for url in children} == set(true_links)
+                    assert page.md5 is not None and len(page.observations) == 1
