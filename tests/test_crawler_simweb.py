@@ -272,3 +272,39 @@ async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tm
                     children = reader.urls_of(reader.children(url_id))
                     assert {truth.page_id(url) for url in children} == set(true_links)
                     assert page.md5 is not None and len(page.observations) == 1
+
+
+async def test_a_dtd_request_overtakes_a_full_discovery_queue(tmp_path):
+    web = SimWebSettings(hosts=1, pages=120, seed=6).without_faults()
+    clock = ManualClock(web.epoch)
+    started: list[str] = []
+    asked_at: list[int] = []
+    async with SimWebServer(web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = Crawler(
+                md,
+                CrawlerSettings(**{**QUICK, "concurrency": 1, "per_host_concurrency": 1}),
+                Scope(domains=frozenset({"simweb.test"})),
+                clock=clock,
+                resolver=server.resolver(),
+            )
+            request = crawler.fetcher.request
+
+            def recorded_request(url, headers=None):
+                started.append(url)
+                return request(url, headers)
+
+            crawler.fetcher.request = recorded_request
+            dtd = server.seed_urls[0] + "dtd/catalog.dtd"
+
+            def ask_for_the_dtd(event):
+                if not asked_at and crawler.frontier.sizes()[Level.SCOUTING] > 20:
+                    asked_at.append(len(started))
+                    crawler.request(dtd, event.result.url_id)
+
+            crawler.signals.connect(signals.page_fetched, ask_for_the_dtd)
+            crawler.submit(server.seed_urls[0])
+            await crawler.run()
+            assert asked_at, "the discovery queue never filled"
+            assert started.index(dtd) <= asked_at[0]  # the very next request started
+            assert md.page_by_url(dtd).page_type is PageType.DTD
