@@ -465,33 +465,6 @@ async def test_failing_listeners_never_stop_the_crawl(site, md):
     assert md.page_by_url(home).page_type is PageType.HTML
 
 
-async def test_cancellation_mid_crawl_leaves_a_consistent_database(site, md, tmp_path):
-    links = [f"/{n}.html" for n in range(200)]
-    home = site.html("a.test", "/", links)
-    for link in links:
-        site.html("a.test", link, links[:5], delay=0.02)
-    crawler = make_crawler(md, concurrency=4, shutdown_deadline=0.5)
-    fetched = listen(crawler, signals.page_fetched)
-    crawler.submit(home)
-    task = asyncio.create_task(crawler.run())
-    while len(fetched) < 20:
-        await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert crawler.fetcher._session is None  # closed
-
-    with Metadata.open(md.path, readonly=True) as reader:
-        counts = reader.count_by_type()
-        assert counts[PageType.HTML] >= 20
-        assert counts[PageType.HTML] < 201
-        view = reader.refresh_view()
-        assert len(view["id"]) == 201  # every link has its URL-Id, read or not
-        for url_id in view["id"][view["type"] == 0].tolist():  # HTML pages: children stored
-            assert reader.page(url_id).md5 is not None
-            assert len(reader.children(url_id)) > 0
-
-
 async def test_stop_returns_the_stats(site, md):
     home = site.html("a.test", "/", [])
     crawler = make_crawler(md)

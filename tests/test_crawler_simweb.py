@@ -32,18 +32,36 @@ QUICK = {
 }
 
 
+def simweb_crawler(md, server, clock, **crawler_settings) -> Crawler:
+    """A crawler of the simulated web ``server`` serves (QUICK settings unless overridden)."""
+    return Crawler(
+        md,
+        CrawlerSettings(**{**QUICK, **crawler_settings}),
+        Scope(domains=frozenset({"simweb.test"})),
+        clock=clock,
+        resolver=server.resolver(),
+    )
+
+
+def record_starts(crawler: Crawler) -> list[tuple[str, float]]:
+    """Every request the crawler starts (robots.txt included): (URL, real time)."""
+    starts: list[tuple[str, float]] = []
+    request = crawler.fetcher.request
+
+    def recorded_request(url, headers=None):
+        starts.append((url, time.monotonic()))
+        return request(url, headers)
+
+    crawler.fetcher.request = recorded_request
+    return starts
+
+
 @contextlib.asynccontextmanager
 async def crawled(settings: SimWebSettings, tmp_path, clock, **crawler_settings):
     """Serve ``settings``' web and crawl it from its home pages: (server, metadata, crawler)."""
     async with SimWebServer(settings, clock) as server:
         with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
-            crawler = Crawler(
-                md,
-                CrawlerSettings(**{**QUICK, **crawler_settings}),
-                Scope(domains=frozenset({"simweb.test"})),
-                clock=clock,
-                resolver=server.resolver(),
-            )
+            crawler = simweb_crawler(md, server, clock, **crawler_settings)
             for url in server.seed_urls:
                 crawler.submit(url)
             await crawler.run()
@@ -210,32 +228,22 @@ async def test_politeness_gaps_respect_the_delay_and_crawl_delay(tmp_path):
         hosts=3, pages=45, seed=4, crawl_delay_host_fraction=0.5, crawl_delay_seconds=0.12
     ).without_faults()
     clock = ManualClock(web.epoch)
-    starts: dict[str, list[float]] = {}
     async with SimWebServer(web, clock) as server:
         with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
-            crawler = Crawler(
-                md,
-                CrawlerSettings(min_delay=0.05, per_host_concurrency=1, write_interval=0.01),
-                Scope(domains=frozenset({"simweb.test"})),
-                clock=clock,
-                resolver=server.resolver(),
+            crawler = simweb_crawler(
+                md, server, clock, min_delay=0.05, max_crawl_delay=30.0, per_host_concurrency=1
             )
-            request = crawler.fetcher.request
-
-            def timed_request(url, headers=None):
-                starts.setdefault(url.split("/")[2], []).append(time.monotonic())
-                return request(url, headers)
-
-            crawler.fetcher.request = timed_request  # robots.txt's GET goes through it too
+            starts = record_starts(crawler)
             for url in server.seed_urls:
                 crawler.submit(url)
             await crawler.run()
             truth = GroundTruth(server.web)
             delays = {truth.host(h).host: truth.host(h).crawl_delay for h in range(3)}
     assert any(delays.values()), "the test web has no host with a Crawl-delay"
-    for host, times in starts.items():
-        wanted = max(0.05, delays[host] or 0.0)
+    for host, delay in delays.items():
+        times = [at for url, at in starts if url.split("/")[2] == host]
         gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        wanted = max(0.05, delay or 0.0)
         assert len(times) > 3 and min(gaps) >= wanted, (host, wanted, min(gaps))
 
 
@@ -243,13 +251,7 @@ async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tm
     clock = ManualClock(clean_web.epoch)
     async with SimWebServer(clean_web, clock) as server:
         with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
-            crawler = Crawler(
-                md,
-                CrawlerSettings(**{**QUICK, "concurrency": 4, "shutdown_deadline": 0.2}),
-                Scope(domains=frozenset({"simweb.test"})),
-                clock=clock,
-                resolver=server.resolver(),
-            )
+            crawler = simweb_crawler(md, server, clock, concurrency=4, shutdown_deadline=0.2)
             fetched = []
             crawler.signals.connect(signals.page_fetched, fetched.append)
             for url in server.seed_urls:
@@ -260,6 +262,7 @@ async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tm
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
+            assert crawler.fetcher._session is None  # the session was closed
         with Metadata.open(tmp_path / "metadata.db", readonly=True) as reader:
             truth = GroundTruth(server.web)
             view = reader.refresh_view()
@@ -277,34 +280,22 @@ async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tm
 async def test_a_dtd_request_overtakes_a_full_discovery_queue(tmp_path):
     web = SimWebSettings(hosts=1, pages=120, seed=6).without_faults()
     clock = ManualClock(web.epoch)
-    started: list[str] = []
     asked_at: list[int] = []
     async with SimWebServer(web, clock) as server:
         with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
-            crawler = Crawler(
-                md,
-                CrawlerSettings(**{**QUICK, "concurrency": 1, "per_host_concurrency": 1}),
-                Scope(domains=frozenset({"simweb.test"})),
-                clock=clock,
-                resolver=server.resolver(),
-            )
-            request = crawler.fetcher.request
-
-            def recorded_request(url, headers=None):
-                started.append(url)
-                return request(url, headers)
-
-            crawler.fetcher.request = recorded_request
+            crawler = simweb_crawler(md, server, clock, concurrency=1, per_host_concurrency=1)
+            starts = record_starts(crawler)
             dtd = server.seed_urls[0] + "dtd/catalog.dtd"
 
             def ask_for_the_dtd(event):
                 if not asked_at and crawler.frontier.sizes()[Level.SCOUTING] > 20:
-                    asked_at.append(len(started))
+                    asked_at.append(len(starts))
                     crawler.request(dtd, event.result.url_id)
 
             crawler.signals.connect(signals.page_fetched, ask_for_the_dtd)
             crawler.submit(server.seed_urls[0])
             await crawler.run()
             assert asked_at, "the discovery queue never filled"
+            started = [url for url, _ in starts]
             assert started.index(dtd) <= asked_at[0]  # the very next request started
             assert md.page_by_url(dtd).page_type is PageType.DTD
