@@ -576,3 +576,21 @@ async def test_a_dependency_redirect_is_followed_even_to_a_known_url(site, md):
     assert crawler.request(site.url("a.test", "/old.dtd"), referrer_id=None)
     await crawler.run()
     assert md.page_by_url(site.url("a.test", "/new.dtd")).page_type is PageType.DTD
+
+
+async def test_html_the_parser_rejects_is_recorded_as_malformed(site, md, monkeypatch):
+    from lxml import etree
+
+    from xyleme.crawler import htmlparse
+
+    def refuse(body, parser):
+        raise etree.ParserError("Document is empty")
+
+    monkeypatch.setattr(htmlparse.etree, "fromstring", refuse)
+    home = site.add("a.test", "/", Page(b"<html>\x00</html>"))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    page = md.page_by_url(home)
+    assert page.page_type is PageType.ERROR
+    assert page.reason == "malformed HTML: Document is empty"
