@@ -401,11 +401,19 @@ async def test_gzip_pages_are_decoded_and_their_links_followed(site, md):
 
 
 class RecordingSink:
+    """The loader's DocumentSink contract: synchronous calls (the crawler runs them in a
+    worker thread)."""
+
     def __init__(self):
         self.loaded = []
+        self.failed = []
 
-    async def load(self, url_id, url, body_or_path, headers, fetched_at):
-        self.loaded.append((url_id, url, body_or_path, headers["Content-Type"], fetched_at))
+    def load(self, url_id, url, body, headers, fetched_at):
+        self.loaded.append((url_id, url, body, headers["Content-Type"], fetched_at))
+
+    def dependency_failed(self, url_id, url, reason):
+        self.failed.append((url_id, url, reason))
+        return []
 
 
 async def test_xml_goes_to_the_sink_once_per_version(site, md):

@@ -299,3 +299,42 @@ async def test_a_dtd_request_overtakes_a_full_discovery_queue(tmp_path):
             started = [url for url, _ in starts]
             assert started.index(dtd) <= asked_at[0]  # the very next request started
             assert md.page_by_url(dtd).page_type is PageType.DTD
+
+
+async def test_with_the_loader_xml_is_loaded_dependencies_fetched_and_its_links_crawled(
+    clean_web, tmp_path
+):
+    from loader import Loader
+    from metadata import LoadStatus
+
+    clock = ManualClock(clean_web.epoch)
+    async with SimWebServer(clean_web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = simweb_crawler(md, server, clock)
+            crawler.sink = Loader(tmp_path / "documents", md, crawler, clock)
+            for url in server.seed_urls:
+                crawler.submit(url)
+            await crawler.run()
+            truth = GroundTruth(server.web)
+            at = clock.now()
+            seeds = [truth.page_id(url) for url in server.seed_urls]
+            reachable, queue = set(seeds), deque(seeds)
+            while queue:  # through HTML and XML links alike, now that the loader reads XML
+                record = truth.page(queue.popleft(), at)
+                if record.robots_allowed and record.status == 200:
+                    for target in set(record.links) - reachable:
+                        reachable.add(target)
+                        queue.append(target)
+            xml_pages = 0
+            for page in reachable:
+                record = truth.page(page, at)
+                if not record.robots_allowed or record.page_type != "XML":
+                    continue
+                xml_pages += 1
+                ours = md.page_by_url(record.url)
+                status = md.status(ours.url_id)
+                assert status is not None and status[0] in (LoadStatus.LOADED, LoadStatus.FAILED)
+                children = {truth.page_id(url) for url in md.urls_of(md.children(ours.url_id))}
+                assert set(record.links) <= children, record.url  # a feed also links to itself
+            assert xml_pages > 20
+            assert md.count_by_type()[PageType.DTD] >= 1  # asked by the loader, level 0
