@@ -613,7 +613,7 @@ class Crawler:
                     item = self._outbox.get_nowait()
                 except asyncio.QueueEmpty:
                     remaining = deadline - loop.time()
-                    starving = len(self.frontier) < settings.concurrency  # workers need links
+                    starving = bool(self._waiting_workers)  # idle workers: new links may help
                     if remaining <= 0 or self._busy <= len(batch) or starving:
                         break
                     try:
