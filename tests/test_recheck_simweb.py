@@ -140,7 +140,15 @@ async def run_cli(*args):
 
 async def test_cli_recheck_reports_progress_and_summary(web, crawled, tmp_path):
     server, _, _ = crawled
-    base = ["--repo", str(tmp_path), "recheck", "--simweb-port", str(server.port), "--delay", "0"]
+    base = [
+        "--repo",
+        str(tmp_path),
+        "recheck-direct",
+        "--simweb-port",
+        str(server.port),
+        "--delay",
+        "0",
+    ]
     lines = (await run_cli(*base, "--strategy", "ai", "--budget", "40")).splitlines()
     assert lines[0].startswith("fetches ") and "per fetch" in lines[0]
     summary = next(line for line in lines if line.startswith("ai: "))

@@ -1,4 +1,8 @@
-"""``xyleme recheck``: test the repository's pages for liveness in LiveRank order.
+"""``xyleme recheck-direct``: test the repository's pages for liveness in LiveRank order.
+
+(``xyleme recheck``, the daemon's command, queues a static ordering for the daemon to fetch;
+this one runs the whole re-check itself, with every strategy, and refuses to run while a
+daemon holds the repository.)
 
 Runs the re-check engine (:func:`refresh.recheck.recheck`) on the repository's snapshot with
 the crawler's probe (:class:`xyleme.crawler.probe.CrawlerProbe`): each verdict is recorded in
@@ -26,9 +30,10 @@ from xyleme.cli import cli, repo_path
 from xyleme.cli.repository import DATABASE
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
+from xyleme.lock import holder_pid
 
 
-@cli.command("recheck")
+@cli.command("recheck-direct")
 @click.option(
     "--strategy",
     type=click.Choice(STRATEGIES),
@@ -96,7 +101,13 @@ def recheck_command(
     crawler_settings = CrawlerSettings(
         concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
     )
-    path = repo_path(ctx) / DATABASE
+    repository = repo_path(ctx)
+    if holder_pid(repository) is not None:
+        raise click.ClickException(
+            "a daemon holds this repository: stop it first (or use `xyleme recheck`, "
+            "which hands a static ordering to it)"
+        )
+    path = repository / DATABASE
     try:
         with Metadata.open(path) as md:
             snapshot = load_snapshot(md)
