@@ -12,6 +12,8 @@ from metadata import FetchResult, Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme import commands
 from xyleme.cli import cli
+from xyleme.lock import DaemonLock
+from xyleme.recheck import RecheckRequest
 from xyleme.status import save_clock, save_live_status
 
 
@@ -170,16 +172,29 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
     assert data["live"] == live and data["clock"] == {"now": 86_400.0, "speed": 60.0}
 
 
-def test_recheck_without_a_daemon_stores_the_order_for_the_next_one(crawled):
-    answer = json.loads(xyleme(crawled, "recheck", "--strategy", "i", "--json"))
-    assert answer["pages"] == 2 and answer["queued"] is False
-    with Metadata.open(crawled / "metadata.db") as md:
-        assert commands.take_recheck(md) == [2, 1]  # the linked page first (in-degree)
-        assert commands.take_recheck(md) == []
-    assert "1 pages to re-check" in xyleme(crawled, "recheck", "--limit", "1")
+def test_recheck_checks_its_options_and_the_repository_before_fetching(repo, tmp_path):
+    assert "Invalid value for '--strategy'" in xyleme(repo, "recheck", "--strategy", "x", code=2)
+    assert "sample" in xyleme(repo, "recheck", "--sample", "-1", code=2)
+    assert "nothing to re-check" in xyleme(repo, "recheck", code=1)
+    with DaemonLock(repo):  # a refused run lets go of the repository
+        pass
+    assert "no such database file" in xyleme(tmp_path / "nowhere", "recheck", code=1)
 
 
-def test_recheck_refuses_an_adaptive_strategy(crawled):
-    assert "Invalid value for '--strategy'" in xyleme(
-        crawled, "recheck", "--strategy", "ai", code=2
-    )
+def test_recheck_is_handed_to_the_daemon_holding_the_repository(repo, monkeypatch):
+    handed = {}
+
+    def hand_to_daemon(repository, name, args):
+        handed.update(name=name, args=args)
+        return commands.Answer("re-check started by the daemon", {"started": True})
+
+    monkeypatch.setattr("xyleme.cli.recheck.hand_to_daemon", hand_to_daemon)
+    with DaemonLock(repo):
+        output = xyleme(repo, "recheck", "--strategy", "ai", "--budget", "5", "--json")
+    assert json.loads(output) == {
+        "ok": True,
+        "message": "re-check started by the daemon",
+        "started": True,
+    }
+    assert handed["name"] == "recheck"
+    assert handed["args"] == RecheckRequest(strategy="ai", budget=5).as_args()

@@ -163,8 +163,10 @@ def test_rank_compute_and_recheck_are_handed_to_the_running_daemon(repo, daemon)
     assert code == 0, output
     assert "ranked 2 pages (0 XML) over 1 links by the daemon" in output
     daemon.wait_for("s: 2 pages (0 XML), 1 links")
-    code, output = xyleme(repo, "recheck", "--json")
-    assert code == 0 and json.loads(output)["queued"] is True
+    assert xyleme(repo, "pause") == (0, "fetching paused\n")
+    code, output = xyleme(repo, "recheck", "--json")  # handed over: it needs fetching
+    assert code == 1 and json.loads(output)["message"].startswith("fetching is paused")
+    daemon.wait_for("command recheck: fetching is paused")
 
 
 def test_json_logs_are_one_object_per_line(repo):

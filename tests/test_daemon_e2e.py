@@ -9,8 +9,8 @@ from metadata.clock import ManualClock
 from tests.daemon_fixtures import make_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
-from xyleme.crawler import Level
 from xyleme.daemon import Daemon
+from xyleme.recheck import RecheckRequest
 from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 
 DAY = 86_400.0
@@ -102,16 +102,34 @@ async def test_rankings_are_computed_for_every_page(run):
     assert daemon.passes["ranking"] == daemon.clock.now()
 
 
-async def test_a_recheck_queues_the_best_pages_at_the_background_level(run):
-    daemon, _ = run
-    answer = await daemon.recheck("p", 10)
-    assert answer.data == {"pages": 10, "strategy": "p", "queued": True}
-    assert daemon.crawler.frontier.sizes()[Level.BACKGROUND] == 10
-
-
 async def test_the_sitemaps_robots_txt_names_are_read(run):
     daemon, _ = run
     view = daemon.md.refresh_view()
     read = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
     sitemaps = [url for url in daemon.md.urls_of(read) if url.endswith("/sitemap.xml")]
     assert sitemaps  # http://siteN.simweb.test/sitemap.xml, named only in robots.txt
+
+
+async def test_a_recheck_runs_in_the_background_on_the_daemons_crawler(run):
+    """Last in this module: the re-check records its verdicts."""
+    daemon, _ = run
+    request = RecheckRequest(strategy="pa_pm", sample=10, budget=30, method="get")
+    refused = await daemon.recheck(request.as_args())
+    assert not refused.ok and "paused" in refused.message  # its crawler is not fetching
+    daemon.start_fetching()
+    try:
+        answer = await daemon.recheck(request.as_args())
+        assert answer.ok and answer.data["started"] and answer.data["planned"] == 30
+        again = await daemon.recheck(request.as_args())
+        assert not again.ok and "already running" in again.message
+        await daemon.rechecking
+        status = daemon.live_status()["recheck"]
+        assert status["state"] == "done" and status["fetches"] == 30
+        assert status["alive"] + status["dead"] + status["unknown"] == 30
+        assert status["alive"] >= 25  # a web without faults, re-read a moment ago
+        unbounded = await daemon.recheck(RecheckRequest(strategy="i").as_args())
+        assert unbounded.ok
+        await daemon.set_paused(True)  # stops the re-check with the fetching
+        assert daemon.rechecking.done() and daemon.recheck_status["state"] == "cancelled"
+    finally:
+        await daemon.stop_fetching()

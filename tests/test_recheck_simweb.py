@@ -4,6 +4,7 @@ age it (advance the clock), re-check, compare with the ground truth."""
 import asyncio
 import json
 import sys
+import time
 from asyncio.subprocess import PIPE
 
 import numpy as np
@@ -15,6 +16,7 @@ from ranking.liverank import LiveRankSettings, cost, make_liverank
 from ranking.liverank_repository import load_snapshot
 from refresh.recheck import Verdict, recheck
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from xyleme.crawler.frontier import host_key
 from xyleme.crawler.probe import CrawlerProbe, looks_like_soft_404
 from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.aging import AgingModel, Fate, age_graph, aging_lifecycle, simweb_graph
@@ -122,6 +124,30 @@ async def test_head_cannot_see_a_soft_404_and_sends_no_get(web, fates, crawled):
     assert server.requests_served - before == 2
 
 
+async def test_a_probe_sharing_a_running_crawler_uses_its_session_robots_and_slots(
+    web, fates, crawled
+):
+    server, md, clock = crawled
+    crawler = Crawler(md, SETTINGS, SCOPE, clock=clock, resolver=server.resolver())
+    await crawler.fetcher.open()  # as its run does first
+    running = asyncio.create_task(crawler.run(until_idle=False))
+    url = web.url(int(np.flatnonzero(fates == Fate.GONE)[0]))
+    try:
+        async with CrawlerProbe.sharing(crawler, method="head") as probe:
+            assert probe.fetcher is crawler.fetcher and probe.frontier is crawler.frontier
+            answer = await probe.probe(md.id_for(url, create=False))
+        assert answer.verdict is Verdict.DEAD and answer.reason == "HTTP 404"
+        key = host_key(url)
+        assert crawler.robots.lookup(key, time.monotonic()) is not None  # learnt for both
+        slot = crawler.frontier.slot(key)
+        assert slot.active == 0 and slot.last_used > 0  # the probe took and freed its slot
+        async with crawler.fetcher.request(url, method="HEAD") as response:
+            assert response.status == 404  # the probe left the crawler's session open
+    finally:
+        crawler.stop()
+        await running
+
+
 def test_soft_404_rule_reads_titles_and_headings_only():
     assert looks_like_soft_404(b"<title>Sorry - this page no longer exists</title>")
     assert looks_like_soft_404(b"<p>item not found in stock</p>") is None
@@ -143,7 +169,7 @@ async def test_cli_recheck_reports_progress_and_summary(web, crawled, tmp_path):
     base = [
         "--repo",
         str(tmp_path),
-        "recheck-direct",
+        "recheck",
         "--simweb-port",
         str(server.port),
         "--delay",

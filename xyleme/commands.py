@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from metadata import Metadata
-from xyleme.recheck import RECHECK_KEY, recheck_order
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"
@@ -59,7 +58,9 @@ class CommandTarget(Protocol):
 
     def set_paused(self, paused: bool) -> Answer | Awaitable[Answer]: ...
 
-    def recheck(self, strategy: str, limit: int | None) -> Answer | Awaitable[Answer]: ...
+    def recheck(self, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
+        """The daemon only: without one, ``xyleme recheck`` runs the re-check by itself."""
+        ...
 
     def compute_ranking(self) -> Answer | Awaitable[Answer]:
         """The daemon only: without one, ``xyleme rank compute`` ranks by itself."""
@@ -72,8 +73,8 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
         return target.add_seeds(list(args["urls"]))
     if name in ("pause", "resume"):
         return target.set_paused(name == "pause")
-    if name == "recheck":
-        return target.recheck(args["strategy"], args.get("limit"))
+    if name == "recheck":  # only ever handed to a daemon, like `rank compute`
+        return target.recheck(args)
     if name == "rank compute":  # only ever handed to a daemon: `xyleme rank compute` runs it
         return target.compute_ranking()
     return Answer(f"unknown command {name!r}", ok=False)
@@ -116,24 +117,6 @@ class RepositoryTarget:
         self.md.put_state(PAUSED_KEY, b"1" if paused else b"0")
         state = "paused" if paused else "running"
         return Answer(f"fetching {state}", {"paused": paused})
-
-    def recheck(self, strategy: str, limit: int | None) -> Answer:
-        """Order the re-check now; the next daemon queues it when it starts."""
-        order = recheck_order(self.md, strategy, limit)
-        self.md.put_state(RECHECK_KEY, json.dumps(order.tolist()).encode())
-        return Answer(
-            f"{order.size} pages to re-check in LiveRank order {strategy!r}; "
-            "the daemon queues them (level 4) when it starts",
-            {"pages": int(order.size), "strategy": strategy, "queued": False},
-        )
-
-
-def take_recheck(md: Metadata) -> list[int]:
-    """The re-check ordered while no daemon ran (removed once taken), best first."""
-    blob = md.get_state(RECHECK_KEY)
-    if blob is None or not md.delete_state(RECHECK_KEY):
-        return []
-    return json.loads(blob)
 
 
 # ---------------------------------------------------------------------- the table

@@ -47,15 +47,17 @@ from ranking.errors import RankingCancelled, RankingError
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
 from ranking.repository import rank_repository
+from refresh.recheck import RecheckProgress, recheck
 from refresh.report import ScheduleReport, host_keys, schedule_report
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
 from xyleme.crawler.frontier import host_key
+from xyleme.crawler.probe import CrawlerProbe
 from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock
-from xyleme.recheck import recheck_order
+from xyleme.recheck import NothingToRecheck, RecheckRequest, prepare, progress_line, summary
 from xyleme.status import restore_clock, save_clock, save_live_status
 
 log = logging.getLogger(__name__)
@@ -118,6 +120,10 @@ class Daemon:
         self._scheduler: AsyncIOScheduler | None = None
         self._running_jobs: set[asyncio.Task] = set()
         self._rank_cancel = threading.Event()
+        self.rechecking: asyncio.Task | None = None
+        """The re-check running in the background (``xyleme recheck``), if any."""
+        self.recheck_status: dict[str, Any] | None = None
+        """The last re-check's progress (``state`` running, done or cancelled), for status."""
 
     # ------------------------------------------------------------------ life cycle
 
@@ -178,7 +184,6 @@ class Daemon:
             self.open()
             try:
                 self.queue_unread()
-                await self._queue_recheck(commands.take_recheck(self.md))
                 self._scheduler = self._start_scheduler()
                 if not self.paused:
                     self.start_fetching()
@@ -186,6 +191,7 @@ class Daemon:
             finally:
                 if self._scheduler is not None:
                     self._scheduler.pause()  # no new job; running ones end below
+                await self.cancel_recheck()
                 await self.stop_fetching()
                 await self._stop_scheduler()
                 self.close()
@@ -506,6 +512,7 @@ class Daemon:
             "last_refresh": self.passes["refresh"],
             "last_ranking": self.passes["ranking"],
             "refreshes_last_unit": self.refreshes_per_unit[-1] if self.refreshes_per_unit else None,
+            **({"recheck": self.recheck_status} if self.recheck_status else {}),
             "policy": {
                 "G": self.config.bandwidth.G,
                 "theta": self.config.bandwidth.theta,
@@ -557,28 +564,99 @@ class Daemon:
             figures,
         )
 
-    async def recheck(self, strategy: str, limit: int | None) -> Answer:
-        """``recheck``: queue the read pages at the background level in LiveRank order."""
-        order = await asyncio.to_thread(recheck_order, self.md, strategy, limit)
-        queued = await self._queue_recheck(order.tolist())
+    async def recheck(self, args: dict[str, Any]) -> Answer:
+        """``recheck`` handed over by the CLI: start the re-check as a background task.
+
+        The same engine as a direct run (:func:`refresh.recheck.recheck`), its probe sharing
+        this daemon's crawler (session, robots.txt, host slots: :meth:`CrawlerProbe.sharing`),
+        so it needs fetching to run. The answer comes at once ("started"); progress goes to
+        the log and to ``xyleme status``, the summary to the log when it ends. One at a time.
+        """
+        if self.rechecking is not None and not self.rechecking.done():
+            return Answer(
+                f"a re-check is already running ({self.recheck_status['line']})", ok=False
+            )
+        if self._fetching is None or self._fetching.done():
+            return Answer("fetching is paused: `xyleme resume` first", ok=False)
+        request = RecheckRequest(**args)
+        try:
+            session, url_ids = await asyncio.to_thread(prepare, self.md, request)
+        except NothingToRecheck as error:
+            return Answer(str(error), ok=False)
+        probe = CrawlerProbe.sharing(self.crawler, method=request.method)
+        self._recheck_progress(RecheckProgress(session.n_pages, 0, 0, 0, 0))
+        self.rechecking = asyncio.create_task(
+            self._run_recheck(request, session, url_ids, probe), name="recheck"
+        )
+        planned = session.n_pages if request.budget is None else min(request.budget, len(url_ids))
         return Answer(
-            f"{queued} pages queued for re-check in LiveRank order {strategy!r} (level 4)",
-            {"pages": queued, "strategy": strategy, "queued": True},
+            f"re-check started by the daemon: {planned} of {session.n_pages} pages in LiveRank "
+            f"order {request.strategy!r} ({request.method.upper()}); `xyleme status` follows it",
+            {"started": True, "pages": session.n_pages, "planned": planned, **args},
         )
 
-    async def _queue_recheck(self, url_ids: list[int]) -> int:
-        """Queue pages at the background level, the first ones most urgent."""
-        queued = 0
-        for rank, url_id in enumerate(url_ids):
-            queued += self.crawler.submit(url_id, Level.BACKGROUND, float(len(url_ids) - rank))
-            if rank % 256 == 255:
-                await asyncio.sleep(0)  # a URL lookup each: let the fetchers run between
-        return queued
+    async def _run_recheck(self, request, session, url_ids, probe: CrawlerProbe) -> None:
+        """The background re-check: every answer recorded by the probe, progress kept."""
+        step = max(1, min(len(url_ids), request.budget or len(url_ids)) // 20)
+
+        def on_progress(progress: RecheckProgress) -> None:
+            self._recheck_progress(progress)
+            if progress.fetches % step == 0:
+                log.info("re-check: %s", progress_line(progress))
+
+        try:
+            async with probe:
+                report = await recheck(
+                    session,
+                    url_ids,
+                    probe,
+                    budget=request.budget,
+                    concurrency=request.concurrency,
+                    on_progress=on_progress,
+                )
+        except Exception:
+            self.recheck_status["state"] = "failed"
+            log.exception("re-check failed")
+            return
+        figures = summary(request, report, probe.fetches)
+        self.recheck_status = {**self.recheck_status, **figures, "state": "done"}
+        log.info(
+            "re-check done: %d of %d pages tested, %d alive, %d dead, %d unknown; "
+            "fraction alive %.3f%s",
+            figures["fetches"],
+            figures["pages"],
+            figures["alive"],
+            figures["dead"],
+            figures["unknown"],
+            figures["fraction_alive"],
+            "" if figures["complete"] else " (budget spent)",
+        )
+
+    def _recheck_progress(self, progress: RecheckProgress) -> None:
+        self.recheck_status = {
+            "state": "running",
+            "pages": progress.pages,
+            "fetches": progress.fetches,
+            "alive": progress.alive,
+            "dead": progress.dead,
+            "unknown": progress.unknown,
+            "fraction_alive": round(progress.fraction_alive, 4),
+            "line": progress_line(progress),
+        }
+
+    async def cancel_recheck(self) -> None:
+        """Stop a running re-check (pause, stop): what it tested is recorded already."""
+        if self.rechecking is not None and not self.rechecking.done():
+            self.rechecking.cancel()
+            await asyncio.gather(self.rechecking, return_exceptions=True)
+            self.recheck_status["state"] = "cancelled"
+            log.info("re-check cancelled: %s", self.recheck_status["line"])
 
     async def set_paused(self, paused: bool) -> Answer:
         """``pause`` / ``resume``: stop or restart the workers; the choice survives a restart."""
         self.paused = paused
         if paused:
+            await self.cancel_recheck()  # it fetches with the crawler's session
             await self.stop_fetching()
         else:
             self.start_fetching()

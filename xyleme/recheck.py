@@ -1,36 +1,114 @@
-"""The re-check of an old repository in LiveRank order (LiveRank paper §2.3).
+"""``xyleme recheck``: what a re-check asks for and how it reports, whoever runs it.
 
-Which of the pages read long ago are still alive? A re-check fetches them again at the
-background level (4), most likely alive first: ``p`` orders them by the PageRank of the old
-link graph, ``i`` by in-degree, ``r`` at random (the baseline). The adaptive strategies need
-the answers of a first sample as they come, which a queue handed over once cannot use.
+The engine (:func:`refresh.recheck.recheck`) with the crawler's probe
+(:class:`xyleme.crawler.probe.CrawlerProbe`) runs either in the CLI, when no daemon holds the
+repository (:mod:`xyleme.cli.recheck`), or in the daemon as a background task, its probe
+sharing the daemon's crawler (:meth:`xyleme.daemon.Daemon.recheck`). Both build the LiveRank
+session the same way (:func:`prepare`) and report with the same words (:func:`progress_line`,
+:func:`summary`, :func:`summary_text`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
 import numpy as np
 
 from metadata import Metadata
-from ranking.liverank import LiveRankSettings, make_liverank, replay
+from ranking.liverank import LiveRankSession, LiveRankSettings, make_liverank
 from ranking.liverank_repository import load_snapshot
-from ranking.liverank_settings import STATIC_STRATEGIES
-
-RECHECK_KEY = "recheck"
-"""State key of a re-check ordered while no daemon ran (the next daemon queues it)."""
+from refresh.recheck import RecheckProgress, RecheckReport, Verdict
 
 
-def recheck_order(md: Metadata, strategy: str = "p", limit: int | None = None) -> np.ndarray:
-    """The URL-Ids of the read pages in the order a re-check tests them.
+class NothingToRecheck(ValueError):
+    """The repository holds no page read yet."""
 
-    Examples
-    --------
-    >>> # recheck_order(md, "p", 1000) -> the 1000 pages of highest PageRank, best first
+
+@dataclass(frozen=True, slots=True)
+class RecheckRequest:
+    """The arguments of one re-check (the CLI's options; the command table's ``args``)."""
+
+    strategy: str = "pa_pm"
+    sample: float = 0.01
+    sample_kind: str = "random"
+    seed: int = 0
+    budget: int | None = None
+    method: str = "head"
+    concurrency: int = 16
+
+    def liverank_settings(self) -> LiveRankSettings:
+        """The session's settings (raises ``LiveRankError`` / ``ValueError`` when wrong)."""
+        return LiveRankSettings(
+            strategy=self.strategy,
+            sample=self.sample,
+            sample_kind=self.sample_kind,
+            seed=self.seed,
+        )
+
+    def as_args(self) -> dict[str, Any]:
+        """The arguments as the command table stores them (``RecheckRequest(**args)`` back)."""
+        return asdict(self)
+
+
+def prepare(md: Metadata, request: RecheckRequest) -> tuple[LiveRankSession, np.ndarray]:
+    """The LiveRank session over the pages read so far, and the URL-Id of each of its pages.
+
+    Raises :class:`NothingToRecheck` when no page has been read.
     """
-    if strategy not in STATIC_STRATEGIES:
-        raise ValueError(f"a re-check strategy is one of {', '.join(STATIC_STRATEGIES)}")
+    settings = request.liverank_settings()
     snapshot = load_snapshot(md)
     if not snapshot.graph.n_pages:
-        return np.empty(0, dtype=np.int64)
-    session = make_liverank(snapshot.graph, LiveRankSettings(strategy=strategy))
-    order, _ = replay(session, snapshot.answers)
-    return snapshot.url_ids[order[:limit]]
+        raise NothingToRecheck("no page has been read yet: nothing to re-check")
+    return make_liverank(snapshot.graph, settings), snapshot.url_ids
+
+
+def progress_line(progress: RecheckProgress) -> str:
+    """The running figures: fetches spent, and the fraction of them that found a live page."""
+    return (
+        f"fetches {progress.fetches}: alive {progress.alive} "
+        f"({progress.fraction_alive:.3f} per fetch), dead {progress.dead}, "
+        f"unknown {progress.unknown}"
+    )
+
+
+def summary(request: RecheckRequest, report: RecheckReport, requests: int) -> dict[str, Any]:
+    """A finished pass's figures (``requests``: HTTP requests the probe sent)."""
+    progress = report.progress
+    dead_reasons = Counter(
+        _reason_kind(answer.reason) for answer in report.answers if answer.verdict is Verdict.DEAD
+    )
+    return {
+        "strategy": request.strategy,
+        "method": request.method,
+        "pages": progress.pages,
+        "fetches": progress.fetches,
+        "requests": requests,
+        "alive": progress.alive,
+        "dead": progress.dead,
+        "unknown": progress.unknown,
+        "fraction_alive": round(progress.fraction_alive, 4),
+        "complete": report.complete,
+        "dead_reasons": dict(dead_reasons.most_common()),
+    }
+
+
+def summary_text(figures: dict[str, Any]) -> str:
+    """:func:`summary` as a sentence, then one line per kind of death."""
+    lines = [
+        f"{figures['strategy']}: {figures['fetches']} of {figures['pages']} pages tested "
+        f"({figures['requests']} HTTP requests): {figures['alive']} alive, "
+        f"{figures['dead']} dead, {figures['unknown']} unknown; "
+        f"fraction alive {figures['fraction_alive']:.3f}"
+        + ("" if figures["complete"] else " (budget spent)")
+    ]
+    lines += [f"  dead: {count:6d}  {reason}" for reason, count in figures["dead_reasons"].items()]
+    return "\n".join(lines)
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its particulars: ``HTTP 404``, ``DNS failure``, ``soft 404``."""
+    if "DNS failure" in reason:
+        return "DNS failure"
+    return reason.split(":")[0].split(" (")[0]

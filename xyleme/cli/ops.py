@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from metadata import Metadata, MetadataError
-from ranking.liverank_settings import STATIC_STRATEGIES
 from xyleme import commands, export
 from xyleme.cli import cli, repo_path
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
@@ -170,26 +169,6 @@ def resume(ctx: click.Context, as_json: bool) -> None:
     report(run_state_command(repo_path(ctx), "resume", {}), as_json)
 
 
-@cli.command("recheck")
-@click.option(
-    "--strategy",
-    type=click.Choice(STATIC_STRATEGIES),
-    default="p",
-    show_default=True,
-    help="LiveRank order: p PageRank of the old graph, i in-degree, r random.",
-)
-@click.option("--limit", type=click.IntRange(min=1), help="Re-check only the first N pages.")
-@json_option
-@click.pass_context
-def recheck(ctx: click.Context, strategy: str, limit: int | None, as_json: bool) -> None:
-    """Fetch the read pages again at the background level, most likely alive first.
-
-    A running daemon queues them at once; otherwise the next daemon does when it starts.
-    """
-    args = {"strategy": strategy, "limit": limit}
-    report(run_state_command(repo_path(ctx), "recheck", args), as_json)
-
-
 # ---------------------------------------------------------------------- status
 
 
@@ -220,6 +199,7 @@ STATUS_LABELS = {
     "last_refresh": "last refresh",
     "last_ranking": "last ranking",
     "policy": "policy",
+    "recheck": "re-check",
 }
 """The daemon's checkpointed figures ``xyleme status`` shows, and their labels."""
 
@@ -253,6 +233,8 @@ def _shown(name: str, value: Any) -> str:
         return _when(value)
     if name == "queues":
         return queues_text(value)
+    if name == "recheck":
+        return f"{value['state']}: {value['line']}"
     if name == "refreshes_last_unit":
         return f"{value} in the last time unit"
     if isinstance(value, dict):

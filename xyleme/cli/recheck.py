@@ -1,13 +1,12 @@
-"""``xyleme recheck-direct``: test the repository's pages for liveness in LiveRank order.
+"""``xyleme recheck``: test the repository's pages for liveness in LiveRank order.
 
-(``xyleme recheck``, the daemon's command, queues a static ordering for the daemon to fetch;
-this one runs the whole re-check itself, with every strategy, and refuses to run while a
-daemon holds the repository.)
-
-Runs the re-check engine (:func:`refresh.recheck.recheck`) on the repository's snapshot with
-the crawler's probe (:class:`xyleme.crawler.probe.CrawlerProbe`): each verdict is recorded in
-the metadata (DEAD with its reason, live pages re-typed or re-read), progress is printed as
-it goes (a rich progress bar on a terminal, plain lines otherwise), then a summary.
+With no daemon holding the repository, the command holds it and runs the re-check engine
+(:func:`refresh.recheck.recheck`) on its snapshot with the crawler's probe
+(:class:`xyleme.crawler.probe.CrawlerProbe`): each verdict is recorded in the metadata (DEAD
+with its reason, live pages re-typed or re-read), progress is printed as it goes (a rich
+progress bar on a terminal, plain lines otherwise), then a summary. When a daemon holds it,
+the command is handed over (:mod:`xyleme.commands`): the daemon starts the same re-check as a
+background task on its own crawler and answers at once (:meth:`xyleme.daemon.Daemon.recheck`).
 """
 
 from __future__ import annotations
@@ -16,24 +15,30 @@ import asyncio
 import json
 import sqlite3
 import sys
-from collections import Counter
 
 import click
 
 from metadata import Metadata, MetadataError
-from ranking.liverank import LiveRankSettings, make_liverank
 from ranking.liverank_errors import LiveRankError
-from ranking.liverank_repository import load_snapshot
 from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
-from refresh.recheck import RecheckProgress, RecheckReport, Verdict, recheck
+from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
+from xyleme.cli.ops import hand_to_daemon, open_metadata, report
 from xyleme.cli.repository import DATABASE
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
-from xyleme.lock import holder_pid
+from xyleme.lock import DaemonLock, RepositoryLocked
+from xyleme.recheck import (
+    NothingToRecheck,
+    RecheckRequest,
+    prepare,
+    progress_line,
+    summary,
+    summary_text,
+)
 
 
-@cli.command("recheck-direct")
+@cli.command("recheck")
 @click.option(
     "--strategy",
     type=click.Choice(STRATEGIES),
@@ -48,7 +53,13 @@ from xyleme.lock import holder_pid
     show_default=True,
     help="Sample size z: a fraction of the pages below 1, a page count otherwise.",
 )
-@click.option("--sample-kind", type=click.Choice(SAMPLE_KINDS), default="random", show_default=True)
+@click.option(
+    "--sample-kind",
+    type=click.Choice(SAMPLE_KINDS),
+    default="random",
+    show_default=True,
+    help="How the sample of pa, pa_pm and asf is drawn.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds R and the sample.")
 @click.option("--budget", type=click.IntRange(min=0), default=None, help="Fetch at most N pages.")
 @click.option(
@@ -59,20 +70,37 @@ from xyleme.lock import holder_pid
     help="HEAD is cheap; only GET sees soft 404s (200 with a 'not found' page).",
 )
 @click.option(
-    "--concurrency", type=click.IntRange(1), default=16, show_default=True, help="In flight."
+    "--concurrency",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    help="Probes in flight.",
 )
 @click.option(
-    "--per-host", type=click.IntRange(1), default=1, show_default=True, help="In flight per host."
+    "--per-host",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="In flight per host (direct run; a daemon uses its [crawler]).",
 )
 @click.option(
-    "--delay", type=click.FloatRange(0), default=1.0, show_default=True, help="Seconds per host."
+    "--delay",
+    type=click.FloatRange(0),
+    default=1.0,
+    show_default=True,
+    help="Seconds between requests to a host (direct run; a daemon uses its [crawler]).",
 )
 @click.option(
     "--simweb-port",
     type=click.IntRange(1, 65535),
-    help="Resolve *.simweb.test to a simulated web on 127.0.0.1:PORT.",
+    help="Resolve *.simweb.test to a simulated web on 127.0.0.1:PORT (direct run).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary (or the daemon's answer) as one JSON object.",
+)
 @click.pass_context
 def recheck_command(
     ctx: click.Context,
@@ -90,56 +118,61 @@ def recheck_command(
 ) -> None:
     """Re-check the repository's pages, live ones first (LiveRank), marking the dead DEAD.
 
-    Prints as it goes the fraction of pages found alive against fetches spent.
+    Prints as it goes the fraction of pages found alive against fetches spent. While a daemon
+    holds the repository, the daemon runs the re-check in the background on its own crawler
+    and answers at once; `xyleme status` then shows its progress.
     """
+    request = RecheckRequest(strategy, sample, sample_kind, seed, budget, method, concurrency)
     try:
-        settings = LiveRankSettings(
-            strategy=strategy, sample=sample, sample_kind=sample_kind, seed=seed
-        )
+        request.liverank_settings()
     except (LiveRankError, ValueError) as error:
         raise click.BadParameter(str(error)) from None
-    crawler_settings = CrawlerSettings(
-        concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
-    )
     repository = repo_path(ctx)
-    if holder_pid(repository) is not None:
-        raise click.ClickException(
-            "a daemon holds this repository: stop it first (or use `xyleme recheck`, "
-            "which hands a static ordering to it)"
+    if not (repository / DATABASE).exists():
+        with open_metadata(repository, readonly=True):
+            pass  # raises the repository's own "not a repository" message
+    lock = DaemonLock(repository)
+    try:
+        lock.acquire()
+    except RepositoryLocked:
+        report(hand_to_daemon(repository, "recheck", request.as_args()), as_json)
+        return
+    try:
+        crawler_settings = CrawlerSettings(
+            concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
         )
-    path = repository / DATABASE
+        figures = _run_directly(
+            repository / DATABASE, request, crawler_settings, simweb_port, quiet=as_json
+        )
+    finally:
+        lock.release()
+    click.echo(json.dumps(figures) if as_json else summary_text(figures))
+
+
+def _run_directly(path, request, crawler_settings, simweb_port, *, quiet: bool) -> dict:
+    """The re-check in this process; its summary (every verdict is in the metadata)."""
     try:
         with Metadata.open(path) as md:
-            snapshot = load_snapshot(md)
-            if not snapshot.graph.n_pages:
-                raise click.ClickException("no page has been read yet: nothing to re-check")
-            session = make_liverank(snapshot.graph, settings)
+            try:
+                session, url_ids = prepare(md, request)
+            except NothingToRecheck as error:
+                raise click.ClickException(str(error)) from None
             resolver = None
             if simweb_port is not None:
                 from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
                 resolver = SimWebResolver(simweb_port)
-            probe = CrawlerProbe(md, crawler_settings, Scope(), resolver=resolver, method=method)
-            report = asyncio.run(
-                _run(session, snapshot.url_ids, probe, budget, concurrency, quiet=as_json)
+            probe = CrawlerProbe(
+                md, crawler_settings, Scope(), resolver=resolver, method=request.method
+            )
+            report_ = asyncio.run(
+                _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
             )
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
     except sqlite3.DatabaseError as error:
         raise click.ClickException(f"{path}: unreadable database ({error})") from None
-    summary = _summary(strategy, method, report, probe.fetches)
-    if as_json:
-        click.echo(json.dumps(summary))
-        return
-    click.echo(
-        f"{strategy}: {summary['fetches']} of {summary['pages']} pages tested "
-        f"({summary['requests']} HTTP requests): {summary['alive']} alive, "
-        f"{summary['dead']} dead, {summary['unknown']} unknown; "
-        f"fraction alive {summary['fraction_alive']:.3f}"
-        + ("" if summary["complete"] else " (budget spent)")
-    )
-    for reason, count in summary["dead_reasons"].items():
-        click.echo(f"  dead: {count:6d}  {reason}")
+    return summary(request, report_, probe.fetches)
 
 
 async def _run(session, url_ids, probe, budget, concurrency, *, quiet: bool) -> RecheckReport:
@@ -153,7 +186,7 @@ async def _run(session, url_ids, probe, budget, concurrency, *, quiet: bool) -> 
 
         def print_line(progress: RecheckProgress) -> None:
             if progress.fetches % step == 0 or progress.fetches == total:
-                click.echo(_line(progress))
+                click.echo(progress_line(progress))
 
         return await recheck(
             session,
@@ -178,43 +211,8 @@ async def _with_bar(session, url_ids, probe, budget, concurrency, total) -> Rech
         task = bar.add_task("recheck", total=total, line="")
 
         def advance(progress: RecheckProgress) -> None:
-            bar.update(task, completed=progress.fetches, line=_line(progress))
+            bar.update(task, completed=progress.fetches, line=progress_line(progress))
 
         return await recheck(
             session, url_ids, probe, budget=budget, concurrency=concurrency, on_progress=advance
         )
-
-
-def _line(progress: RecheckProgress) -> str:
-    return (
-        f"fetches {progress.fetches}: alive {progress.alive} "
-        f"({progress.fraction_alive:.3f} per fetch), dead {progress.dead}, "
-        f"unknown {progress.unknown}"
-    )
-
-
-def _summary(strategy: str, method: str, report: RecheckReport, requests: int) -> dict:
-    progress = report.progress
-    dead_reasons = Counter(
-        _reason_kind(answer.reason) for answer in report.answers if answer.verdict is Verdict.DEAD
-    )
-    return {
-        "strategy": strategy,
-        "method": method,
-        "pages": progress.pages,
-        "fetches": progress.fetches,
-        "requests": requests,
-        "alive": progress.alive,
-        "dead": progress.dead,
-        "unknown": progress.unknown,
-        "fraction_alive": round(progress.fraction_alive, 4),
-        "complete": report.complete,
-        "dead_reasons": dict(dead_reasons.most_common()),
-    }
-
-
-def _reason_kind(reason: str) -> str:
-    """A reason without its particulars: ``HTTP 404``, ``DNS failure``, ``soft 404``."""
-    if "DNS failure" in reason:
-        return "DNS failure"
-    return reason.split(":")[0].split(" (")[0]

@@ -210,8 +210,16 @@ class Frontier:
         if not request.in_flight:
             return
         request.in_flight = False
+        self.release(request.host, used_network=used_network, back_off=back_off)
+
+    def release(
+        self, key: str, *, used_network: bool = True, back_off: float | None = None
+    ) -> None:
+        """Free a connection to host ``key`` (after a back-off if asked) and offer its next
+        request: the end of a request taken with :meth:`get`, or of one started on the slot
+        directly (a liveness probe sharing the crawler's politeness)."""
         now = time.monotonic()
-        slot = self.slot(request.host)
+        slot = self.slot(key)
         slot.finish(now, used_network=used_network)
         if back_off:
             slot.back_off(now, back_off)

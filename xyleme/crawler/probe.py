@@ -4,8 +4,10 @@
 at a time with the crawler's own machinery, outside its frontier (the crawl's hot path is
 untouched): the same :class:`~xyleme.crawler.fetcher.Fetcher` (identity, timeouts, caps,
 resolver), the same scope, robots.txt through :class:`~xyleme.crawler.robots.RobotsCache`
-(RFC 9309, fetched once per host), and per-host politeness through
-:class:`~xyleme.crawler.politeness.HostSlot` (minimum delay, Crawl-delay, Retry-After).
+(RFC 9309, fetched once per host), and per-host politeness through the host slots of a
+:class:`~xyleme.crawler.frontier.Frontier` (minimum delay, Crawl-delay, Retry-After). A probe
+built with :meth:`CrawlerProbe.sharing` uses a running crawler's own session, robots.txt
+cache and host slots, so the daemon's re-check and its crawl are polite to a host together.
 
 Verdicts (docs/liverank.md, "Re-check"):
 
@@ -37,14 +39,16 @@ from refresh.recheck import Liveness, Verdict
 from xyleme.crawler.content import classify
 from xyleme.crawler.engine import _parse_http_date
 from xyleme.crawler.fetcher import Fetcher, FetchError
-from xyleme.crawler.frontier import host_key
-from xyleme.crawler.politeness import HostSlot, host_delay, retry_after_seconds
+from xyleme.crawler.frontier import Frontier, host_key
+from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from xyleme.crawler.engine import Crawler
 
 METHODS = ("head", "get")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -59,6 +63,9 @@ _SOFT_404 = re.compile(
     rb"|does not exist|page (?:is )?missing)\b[^<]{0,200})</\1",
     re.IGNORECASE,
 )
+SLOT_POLL_SECONDS = 0.05
+"""How often a probe waiting for a busy host looks again (a shared slot is also freed by
+the crawler's workers, which do not wake the probe)."""
 
 
 def looks_like_soft_404(body: bytes) -> str | None:
@@ -129,18 +136,40 @@ class CrawlerProbe:
             settings.robots_error_ttl,
             settings.robots_max_bytes,
         )
+        self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
+        """Only its host slots are used: the probe queues nothing."""
         self.fetches = 0
         """HTTP requests sent (robots.txt, redirect hops and HEAD→GET retries included)."""
-        self._slots: dict[str, HostSlot] = {}
+        self._owns_fetcher = True
         self._freed: dict[str, asyncio.Condition] = {}
         self._robots_pending: dict[str, asyncio.Task[RobotsRules]] = {}
 
+    @classmethod
+    def sharing(cls, crawler: Crawler, *, method: str = "head") -> CrawlerProbe:
+        """A probe on a running crawler's session, robots.txt cache and host slots.
+
+        Its verdicts are recorded in the crawler's metadata, dated by its clock; the crawler
+        owns the session (the probe neither opens nor closes it: the crawler must be running).
+        """
+        probe = cls(
+            crawler.metadata, crawler.settings, crawler.scope, clock=crawler.clock, method=method
+        )
+        probe.fetcher, probe.robots, probe.frontier = (
+            crawler.fetcher,
+            crawler.robots,
+            crawler.frontier,
+        )
+        probe._owns_fetcher = False
+        return probe
+
     async def __aenter__(self) -> CrawlerProbe:
-        await self.fetcher.open()
+        if self._owns_fetcher:
+            await self.fetcher.open()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self.fetcher.close()
+        if self._owns_fetcher:
+            await self.fetcher.close()
 
     # ------------------------------------------------------------------ the probe
 
@@ -206,7 +235,7 @@ class CrawlerProbe:
         method = self.method.upper()
         attempts = 0
         while True:
-            slot = await self._enter(key)
+            await self._enter(key)
             back_off = None
             try:
                 answer = await self._fetch(url, method)
@@ -226,7 +255,7 @@ class CrawlerProbe:
             except FetchError as error:
                 return Liveness(Verdict.DEAD if error.dead else Verdict.UNKNOWN, error.reason)
             finally:
-                await self._leave(key, slot, back_off)
+                await self._leave(key, back_off)
 
     async def _fetch(self, url: str, method: str) -> _Answered:
         self.fetches += 1
@@ -249,33 +278,21 @@ class CrawlerProbe:
 
     # ------------------------------------------------------------------ politeness, robots
 
-    async def _enter(self, key: str) -> HostSlot:
+    async def _enter(self, key: str) -> None:
         """Wait until the host's slot lets a request start (delay, concurrency, back-off)."""
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = HostSlot(
-                key, delay=self._delay_of(key), limit=self.settings.per_host_concurrency
-            )
-            self._slots[key] = slot
-            self._freed[key] = asyncio.Condition()
-        freed = self._freed[key]
+        freed = self._freed.setdefault(key, asyncio.Condition())
         async with freed:
-            while not slot.can_start(now := time.monotonic()):
-                if slot.active >= slot.limit:
-                    await freed.wait()
-                else:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(freed.wait(), slot.next_start - now)
+            while not (slot := self.frontier.slot(key)).can_start(now := time.monotonic()):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        freed.wait(), max(slot.next_start - now, SLOT_POLL_SECONDS)
+                    )
             slot.start(now)
-        return slot
 
-    async def _leave(self, key: str, slot: HostSlot, back_off: float | None) -> None:
+    async def _leave(self, key: str, back_off: float | None) -> None:
         freed = self._freed[key]
         async with freed:
-            now = time.monotonic()
-            slot.finish(now)
-            if back_off is not None:
-                slot.back_off(now, back_off)
+            self.frontier.release(key, back_off=back_off)
             freed.notify()
 
     def _delay_of(self, key: str) -> float:
@@ -293,7 +310,7 @@ class CrawlerProbe:
         return await asyncio.shield(pending)
 
     async def _fetch_robots(self, key: str) -> RobotsRules:
-        slot = await self._enter(key)
+        await self._enter(key)
         try:
 
             def get(url: str):
@@ -304,8 +321,10 @@ class CrawlerProbe:
                 key, get, lambda url: self.scope.refusal(url) is None, time.monotonic
             )
         finally:
-            await self._leave(key, slot, None)
-        slot.delay = host_delay(self.settings, rules.crawl_delay(self.settings.robots_agent))
+            await self._leave(key, None)
+        self.frontier.set_delay(
+            key, host_delay(self.settings, rules.crawl_delay(self.settings.robots_agent))
+        )
         return rules
 
     # ------------------------------------------------------------------ recording
