@@ -156,6 +156,7 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
         "last_refresh": 0.0,
         "last_ranking": None,
         "policy": {"G": 100.0, "theta": 0.1, "S": 2.5, "omega": 0.25},
+        "recheck": {"state": "running", "fetches": 4, "line": "fetches 4: alive 3 (0.750 …"},
     }
     with Metadata.open(repo / "metadata.db") as md:
         save_live_status(md, live)
@@ -168,6 +169,7 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
     assert "refreshes     7 in the last time unit" in lines
     assert "last refresh  1970-01-01 00:00:00Z" in lines and "last ranking  -" in lines
     assert "policy        G 100  theta 0.1  S 2.5  omega 0.25" in lines
+    assert "re-check      running: fetches 4: alive 3 (0.750 …" in lines
     data = json.loads(xyleme(repo, "status", "--json"))
     assert data["live"] == live and data["clock"] == {"now": 86_400.0, "speed": 60.0}
 
