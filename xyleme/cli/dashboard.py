@@ -1,0 +1,97 @@
+"""``xyleme dashboard``: serve a repository's dashboard and JSON API on its own, read-only."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import signal
+
+import click
+from aiohttp import web
+
+from metadata import MetadataError
+from xyleme.cli import cli, repo_path
+from xyleme.dashboard import create_app
+
+TOKEN_VARIABLE = "XYLEME_DASHBOARD_TOKEN"
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` as (host, port); the host must be an IP address (default loopback).
+
+    >>> parse_address("127.0.0.1:8080")
+    ('127.0.0.1', 8080)
+    """
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise click.BadParameter(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:8080)")
+    host = host.strip("[]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise click.BadParameter(f"{host!r} is not an IP address") from None
+    return host, int(port)
+
+
+@cli.command("dashboard")
+@click.option(
+    "--http",
+    "address",
+    default="127.0.0.1:8080",
+    show_default=True,
+    help="Address to serve on (HOST:PORT; port 0 picks a free one). Loopback by default.",
+)
+@click.option(
+    "--http-admin",
+    "admin",
+    is_flag=True,
+    help="Accept state-changing actions (pause, resume, add seeds) from requests with the token.",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_VARIABLE,
+    help=f"The admin token (at least 8 characters; or ${TOKEN_VARIABLE}). Needs --http-admin.",
+)
+@click.pass_context
+def dashboard(ctx: click.Context, address: str, admin: bool, token: str | None) -> None:
+    """Serve the web dashboard and JSON API of the repository, read-only.
+
+    Works while a daemon writes the repository: the metadata is opened read-only and every
+    request reads the latest committed state. Views: Overview, Refresh schedule, Rankings,
+    Page, Query; JSON under /api/; Prometheus figures at /metrics. Stop with Ctrl-C.
+    """
+    host, port = parse_address(address)
+    if admin and not token:
+        raise click.UsageError(f"--http-admin needs --token (or ${TOKEN_VARIABLE})")
+    if token and not admin:
+        raise click.UsageError("--token is only used with --http-admin")
+    repo = repo_path(ctx)
+    try:
+        app = create_app(repo, admin_token=token if admin else None)
+    except (MetadataError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    mode = "admin actions with the token" if admin else "read-only"
+    if not ipaddress.ip_address(host).is_loopback:
+        click.echo(f"warning: serving on {host}, reachable from other machines", err=True)
+    try:
+        asyncio.run(_serve(app, host, port, f"dashboard of {repo} at {{url}} ({mode})"))
+    except OSError as error:
+        raise click.ClickException(f"cannot serve on {address}: {error.strerror}") from None
+
+
+async def _serve(app: web.Application, host: str, port: int, banner: str) -> None:
+    """Serve until SIGINT or SIGTERM; print the banner with the real address (port 0)."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        bound_host, bound_port = runner.addresses[0][:2]
+        url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}/"
+        click.echo(banner.format(url=url) + "; Ctrl-C stops it", nl=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,12 @@
+"""The web dashboard and JSON API of a repository (issue 10); see ``docs/dashboard.md``.
+
+:func:`create_app` builds the aiohttp application, standalone (``xyleme dashboard``) or
+mounted in the daemon, which passes its live figures (:class:`LiveFigures`) and admin
+actions (:class:`AdminActions`).
+"""
+
+from xyleme.dashboard.app import create_app
+from xyleme.dashboard.live import AdminActions, LiveFigures
+from xyleme.dashboard.settings import DashboardSettings
+
+__all__ = ["AdminActions", "DashboardSettings", "LiveFigures", "create_app"]
