@@ -153,7 +153,8 @@ def _when(seconds: float | None) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _num(value: float | None) -> str:
+def _num(value: Any) -> str:
+    """A table cell: 4 significant digits for a float, "-" for unknown."""
     if value is None:
         return "-"
     return f"{value:.4g}" if isinstance(value, float) else str(value)

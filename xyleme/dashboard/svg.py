@@ -16,7 +16,7 @@ from html import escape
 import numpy as np
 
 WIDTH, HEIGHT = 560, 260
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 16, 28, 44
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 36, 28, 44
 PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#4a5568")
 
 
@@ -125,10 +125,17 @@ def _linear_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 
 def _log_ticks(low_exp: float, high_exp: float) -> list[tuple[float, str]]:
-    """Ticks at the powers of ten between two base-10 exponents (at most about 7 of them)."""
-    first, last = math.ceil(low_exp), math.floor(high_exp)
+    """Ticks at the powers of ten between two base-10 exponents (at most about 7 of them);
+    at 2 and 5 times them too when the range spans less than two decades."""
+    first, last = math.floor(low_exp), math.ceil(high_exp)
+    multiples = (1, 2, 5) if high_exp - low_exp < 2 else (1,)
     stride = max(1, math.ceil((last - first + 1) / 7))
-    return [(float(e), _number(10.0**e)) for e in range(first, last + 1, stride)]
+    ticks = [
+        (math.log10(m) + e, _number(m * 10.0**e))
+        for e in range(first, last + 1, stride)
+        for m in multiples
+    ]
+    return [(x, label) for x, label in ticks if low_exp - 1e-9 <= x <= high_exp + 1e-9]
 
 
 def bar_chart(
@@ -172,7 +179,9 @@ def bar_chart(
         frame.add(
             f'<line x1="{frame.left}" y1="{y:.1f}" x2="{frame.right}" y2="{y:.1f}"'
             f' stroke="{PALETTE[1]}" stroke-width="2" stroke-dasharray="6 4"/>'
-            f'<text x="{frame.right - 4}" y="{y - 4:.1f}" font-size="11" text-anchor="end"'
+            f'<line x1="{frame.right - 110}" y1="12" x2="{frame.right - 80}" y2="12"'
+            f' stroke="{PALETTE[1]}" stroke-width="2" stroke-dasharray="6 4"/>'
+            f'<text x="{frame.right - 74}" y="16" font-size="11"'
             f' fill="{PALETTE[1]}">{escape(reference_label)} = {_number(reference)}</text>'
         )
     return frame.svg()
