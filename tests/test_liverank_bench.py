@@ -1,0 +1,28 @@
+"""The LiveRank benchmark runs end to end and ends with the JSON line the issue asks for."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ranking.liverank_settings import STRATEGIES
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_liverank.py"
+
+
+def test_small_benchmark_prints_every_cost_curve(tmp_path):
+    png = tmp_path / "cost.png"
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--pages", "3000", "--png", str(png)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert set(summary["cost"]) == set(STRATEGIES)
+    alphas = [f"{a / 10:.1f}" for a in range(1, 10)]
+    for curve in summary["cost"].values():
+        assert list(curve) == alphas
+        assert all(value >= 1.0 for value in curve.values())
+    assert 0.1 <= summary["alive_fraction"] <= 0.35
+    assert png.stat().st_size > 0
