@@ -5,20 +5,18 @@ stepped a day per round), recorded through ``Metadata.record_fetches``, and XML 
 through the loader (with the DTDs and entities it asks for). Between rounds every known page
 is read again, so pages have observations marked changed and unchanged. The scores stand in
 for the ranking and refresh passes of a daemon: OPIC is the real ``ranking.opic`` fed with
-every read; importance and interest are networkx PageRanks of the stored links; λ is the
-naive estimate (changes seen / time observed); next refreshes follow the sqrt rule.
+every read; importance and interest are networkx PageRanks of the stored links (the refresh
+module estimates λ from the observations itself).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import networkx as nx
-import numpy as np
 from yarl import URL
 
 from loader import Loader
@@ -26,8 +24,6 @@ from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from metadata.types import FetchResult
 from ranking.opic import OPIC
-from xyleme.dashboard.figures import refresh_weights
-from xyleme.dashboard.settings import PolicyFigures
 from xyleme.simweb import FaultSettings, GroundTruth, SimWebServer, SimWebSettings, UnknownURL
 
 DAY = 86_400.0
@@ -45,8 +41,7 @@ WEB = SimWebSettings(
         mean_lifetime_days=3.0,
     ),
 )
-POLICY = PolicyFigures(bandwidth_per_unit=40.0, discovery_share=0.1, time_unit_s=DAY)
-CONFIG = "[bandwidth]\nG = 40.0\ntheta = 0.1\n\n[clock]\ntime_unit = 86400.0\n"
+CONFIG = "[refresh]\nbandwidth_per_unit = 40.0\ndiscovery_share = 0.1\ntime_unit_s = 86400.0\n"
 
 
 @dataclass
@@ -161,7 +156,6 @@ async def short_simweb_run(repo_dir: Path, rounds: int = 5) -> RunSummary:
                         clock.advance(DAY)
         opic.checkpoint(md)
         _rank(md)
-        _schedule(md, clock.now())
     finally:
         loader.close()
         md.close()
@@ -211,21 +205,3 @@ def _rank(md: Metadata) -> None:
     ids = view["id"]
     md.set_scores("importance", ids, [importance[int(i)] for i in ids])
     md.set_scores("interest", ids, [interest[int(i)] for i in ids])
-
-
-def _schedule(md: Metadata, now: float) -> None:
-    """λ from the observations (changes seen over the time observed) and the sqrt rule."""
-    view = md.refresh_view()
-    observed = view["last_access"] - view["first_access"]
-    changes = view["refreshes"] - view["unchanged_accesses"]
-    rate = np.where(observed > 0, (changes + 0.5) / np.where(observed > 0, observed, 1), np.nan)
-    md.set_scores("change_rate", view["id"], rate, method="naive")
-    view = md.refresh_view()
-    weight = refresh_weights(view) * view["change_rate"] * POLICY.time_unit_s
-    usable = np.isfinite(weight) & (weight > 0)
-    k = np.sqrt(weight[usable]).sum() / POLICY.refresh_bandwidth
-    interval = np.full(len(weight), np.nan)
-    interval[usable] = np.maximum(k / np.sqrt(weight[usable]), 1.0)
-    next_refresh = view["last_access"] + interval * POLICY.time_unit_s
-    assert math.isfinite(k)
-    md.set_scores("next_refresh", view["id"], next_refresh)

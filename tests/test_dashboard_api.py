@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import math
+import json
 
-import numpy as np
 import pytest
+from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from metadata import Metadata, PageType
-from tests.dashboard_fixtures import POLICY, short_simweb_run
+from tests.dashboard_fixtures import short_simweb_run
+from xyleme.cli import cli
 from xyleme.dashboard import DashboardSettings, create_app
-from xyleme.dashboard.figures import refresh_weights
 
 HOSTILE = '<script>alert("x")</script>'
 
@@ -55,70 +55,63 @@ async def test_status_counts_pages_by_type(client, md):
     assert status["growth"]["read"][-1] == read
 
 
-async def test_status_policy_follows_the_sqrt_rule(client, md):
-    policy = (await get_json(client, "/api/status"))["policy"]
-    view = md.refresh_view()
-    weight = refresh_weights(view) * view["change_rate"] * POLICY.time_unit_s
-    s = np.sqrt(weight[np.isfinite(weight) & (weight > 0)]).sum()
-    g_r = 0.9 * 40.0
-    assert policy["G"] == 40.0 and policy["theta"] == 0.1 and policy["G_r"] == pytest.approx(g_r)
-    assert policy["S"] == pytest.approx(s)
-    assert policy["K"] == pytest.approx(s / g_r)
-    assert policy["omega"] == pytest.approx(s * s / (2 * g_r))
+def cli_schedule(repo, now: float, units: int, top: int) -> dict:
+    """What ``xyleme schedule --json`` says at the same simulated time."""
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--repo",
+            str(repo),
+            "schedule",
+            "--json",
+            "--now",
+            repr(now),
+            "--units",
+            str(units),
+            "--top",
+            str(top),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
 
 
-def test_refresh_weights_normalise_each_type_to_mean_one():
-    view = {
-        "type": np.array([0, 0, 1, 1, 5], dtype=np.int8),  # HTML, HTML, XML, XML, UNKNOWN
-        "importance": np.array([9.0, 9.0, 1.0, 3.0, 9.0]),
-        "interest": np.array([1.0, np.nan, 9.0, 9.0, 9.0]),
-    }
-    assert refresh_weights(view).tolist() == [1.0, 1.0, 0.5, 1.5, 0.0]
+async def test_status_policy_is_the_refresh_modules(client, repo):
+    status = await get_json(client, "/api/status")
+    expected = cli_schedule(repo, status["now"], DashboardSettings().due_units, 0)["repository"]
+    policy = status["policy"]
+    assert policy["bandwidth_G"] == 40.0 and policy["discovery_share_theta"] == 0.1
+    for key in ("S", "K", "omega", "omega_without_floor", "pages_at_floor", "due_now"):
+        assert policy[key] == pytest.approx(expected[key])
+    assert policy["S"] > 0
 
 
 # ---------------------------------------------------------------------- Refresh schedule
 
 
-async def test_schedule_table_is_soonest_first_and_paginated(client, md):
+async def test_schedule_table_is_soonest_first_and_paginated(client, repo):
     first = await get_json(client, "/api/schedule?limit=10")
     second = await get_json(client, "/api/schedule?limit=10&offset=10")
     rows = first["pages"] + second["pages"]
     times = [row["next_refresh"] for row in rows]
     assert times == sorted(times) and len(rows) == 20
-    planned = np.isfinite(md.refresh_view()["next_refresh"]).sum()
-    assert first["matched"] == planned
-    row = rows[3]
-    record = md.page(row["url_id"])
-    assert row["url"] == record.url
-    assert row["next_refresh"] == pytest.approx(record.next_refresh)
-    assert row["interval_units"] == pytest.approx(
-        (record.next_refresh - record.last_access) / POLICY.time_unit_s
-    )
-    assert row["change_rate_per_unit"] == pytest.approx(record.change_rate * 86_400)
+    expected = cli_schedule(repo, first["now"], DashboardSettings().due_units, 20)
+    assert first["due_per_unit"] == expected["repository"]["due_per_unit"]
+    planned = [page for page in expected["pages"] if page["next_refresh"] is not None]
+    assert first["matched"] >= len(planned) == 20
+    for row, page in zip(rows, planned, strict=True):
+        assert row["url"] == page["url"]
+        for key in ("next_refresh", "interval_units", "change_rate_per_unit", "r"):
+            assert row[key] == pytest.approx(page[key])
+        assert row["method"] == page["method"]
 
 
-async def test_schedule_search_matches_urls(client, md):
+async def test_schedule_search_matches_urls(client):
+    everything = await get_json(client, "/api/schedule?limit=500")
     answer = await get_json(client, "/api/schedule?q=SITE1.simweb&limit=500")
-    view = md.refresh_view()
-    planned = view["id"][np.isfinite(view["next_refresh"])].tolist()
-    expected = [url for url in md.urls_of(planned) if "site1.simweb" in url]
+    expected = [row for row in everything["pages"] if "site1.simweb" in row["url"]]
     assert answer["matched"] == len(expected) > 0
-    assert sorted(row["url"] for row in answer["pages"]) == sorted(expected)
-
-
-async def test_due_per_unit_counts_every_recurrence(client, md):
-    answer = await get_json(client, "/api/schedule")
-    assert len(answer["due_per_unit"]) == DashboardSettings().due_units
-    view = md.refresh_view()
-    now, unit = answer["now"], POLICY.time_unit_s
-    planned = np.isfinite(view["next_refresh"])
-    nxt, last = view["next_refresh"][planned], view["last_access"][planned]
-    brute = [0] * len(answer["due_per_unit"])
-    for when, step in zip(np.maximum(nxt, now).tolist(), (nxt - last).tolist(), strict=True):
-        while when < now + len(brute) * unit:
-            brute[int((when - now) // unit)] += 1
-            when += step
-    assert answer["due_per_unit"] == brute
+    assert answer["pages"] == expected
 
 
 @pytest.mark.parametrize(
@@ -245,7 +238,8 @@ async def test_metrics_expose_pages_and_policy(client, md):
     assert families["xyleme_refresh_s"].samples[0].value == pytest.approx(status["policy"]["S"])
     omega = families["xyleme_obsolescence_omega"].samples[0].value
     assert omega == pytest.approx(status["policy"]["omega"])
-    assert not math.isnan(families["xyleme_refresh_due_this_unit"].samples[0].value)
+    due = [s.value for s in families["xyleme_refresh_due_per_unit"].samples]
+    assert due == (await get_json(client, "/api/schedule"))["due_per_unit"]
 
 
 # ---------------------------------------------------------------------- empty repository

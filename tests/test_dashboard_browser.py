@@ -114,8 +114,10 @@ def test_overview_shows_the_status_figures(page, server, shots):
     assert shown(page, "#pages-total") == str(status["pages_total"])
     for page_type, count in status["pages"].items():
         assert shown(page, f"#pages-{page_type}") == str(count)
-    for key in ("G", "S", "K", "omega"):
-        assert shown(page, f"#policy-{key}") == number(status["policy"][key])
+    policy = status["policy"]
+    for key, figure in (("G", "bandwidth_G"), ("S", "S"), ("K", "K"), ("omega", "omega")):
+        assert shown(page, f"#policy-{key}") == number(policy[figure])
+    assert shown(page, "#policy-floor") == str(policy["pages_at_floor"])
     assert page.locator("svg.chart").count() == 2
     assert "without a daemon" in shown(page, "#no-live")
     page.screenshot(path=shots / "overview.png", full_page=True)
@@ -124,7 +126,7 @@ def test_overview_shows_the_status_figures(page, server, shots):
 def test_schedule_shows_due_pages_and_searches(page, server, shots):
     page.goto(server + "/schedule")
     schedule = api(server, "/api/schedule")
-    assert shown(page, "#due-0") == str(schedule["due_per_unit"][0])
+    assert shown(page, "#due-now") == str(schedule["policy"]["due_now"])
     assert shown(page, "#policy-K") == number(schedule["policy"]["K"])
     rows = page.locator("#schedule-table tr")
     assert rows.count() == 1 + len(schedule["pages"])

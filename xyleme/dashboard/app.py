@@ -30,7 +30,7 @@ from xyleme.dashboard.figures import PageNotFound, RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
-from xyleme.dashboard.settings import DashboardSettings, PolicyFigures
+from xyleme.dashboard.settings import DashboardSettings, refresh_settings
 from xyleme.dashboard.warehouse import QueryFailed, run_xpath
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ def create_app(
     repo_dir = Path(repo_dir)
     app = web.Application(middlewares=[_errors_and_headers], client_max_size=64 * 1024)
     app[SETTINGS] = settings
-    app[FIGURES] = RepositoryFigures(repo_dir, settings, PolicyFigures.from_repository(repo_dir))
+    app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh_settings(repo_dir))
     app[TEMPLATES] = _templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token
@@ -319,7 +319,8 @@ async def _schedule(request: web.Request) -> dict[str, Any]:
     search = text_param(request, "q", max_length=2048)
     offset = int_param(request, "offset", 0, 0, 10**9)
     limit = int_param(request, "limit", settings.page_size, 1, settings.max_page_size)
-    return await _in_thread(request.app[FIGURES].schedule, search, offset, limit)
+    live_now = (_live(request) or {}).get("now")
+    return await _in_thread(request.app[FIGURES].schedule, search, offset, limit, live_now)
 
 
 async def api_schedule(request: web.Request) -> web.Response:
@@ -337,7 +338,7 @@ async def schedule(request: web.Request) -> web.Response:
             due,
             x_label="time unit from now",
             y_label="pages",
-            reference=policy["G_r"],
+            reference=policy["refresh_bandwidth_Gr"],
             reference_label="G_r",
         ),
         "intervals": svg.log_histogram(
@@ -481,9 +482,8 @@ async def query(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     figures = request.app[FIGURES]
     live = _live(request)
-    status, due = await asyncio.gather(
-        _in_thread(figures.status, live), _in_thread(figures.schedule, "", 0, 1)
-    )
+    status = await _in_thread(figures.status, live)
+    due = await _in_thread(figures.schedule, "", 0, 1, (live or {}).get("now"))
     body, content_type = metrics_text(status, due["due_per_unit"])
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type

@@ -5,30 +5,33 @@ WAL reader that sees each commit of a daemon writing at the same time) and answe
 JSON-ready dict per view. Every method is synchronous and may scan all pages, so the web
 handlers run them in a worker thread, never on the event loop the daemon shares.
 
-The refresh figures follow the acquisition paper's §6.4: r from the rankings (importance for
-XML, interest for HTML, each normalised to mean 1 over its type, floored), λ from the stored
-``change_rate``, S = Σ sqrt(r_i·λ_i), K = S / G_r and the optimal obsolescence
-Ω(G) = S² / (2·G_r), with G_r = (1 − θ)·G (eq. 18–22).
+The refresh figures are the refresh module's (``refresh.report.schedule_report``, the same
+computation as ``xyleme schedule``): λ estimated from the observations, r from the rankings,
+t_i = K / sqrt(r_i·λ_i), S, K and Ω of the acquisition paper's §6 (eq. 18–22), for the
+settings of the repository's ``[refresh]`` table. One report is shared by the requests of
+``cache_seconds``, since it scans every page.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageType, UnknownPage
-from xyleme.dashboard.settings import DashboardSettings, PolicyFigures
+from refresh.report import ScheduleReport, schedule_report
+from refresh.settings import RefreshSettings
+from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.warehouse import stored_versions
 
 DATABASE = "metadata.db"
 TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
-IMPORTANCE_FLOOR = 0.01
-"""The least r a ranked page gets, so every page stays refreshable (§6.4)."""
 
 
 class PageNotFound(LookupError):
@@ -36,44 +39,31 @@ class PageNotFound(LookupError):
 
 
 def _finite(value: float | None) -> float | None:
-    """JSON has no NaN: unknown numbers become null."""
+    """JSON has no NaN nor infinity: unknown or unbounded numbers become null."""
     if value is None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def refresh_weights(view: dict[str, np.ndarray]) -> np.ndarray:
-    """r of every page of a refresh view (§6.4): XML and DTD pages by importance, HTML pages
-    by interest, each divided by its type's mean (a page without a score gets 1), raised to
-    :data:`IMPORTANCE_FLOOR`; other types (UNKNOWN, ERROR, DEAD) get 0."""
-    types = view["type"]
-    r = np.zeros(len(types))
-    groups = (
-        (
-            np.isin(types, [PAGE_TYPE_CODE[PageType.XML], PAGE_TYPE_CODE[PageType.DTD]]),
-            "importance",
-        ),
-        (types == PAGE_TYPE_CODE[PageType.HTML], "interest"),
-    )
-    for members, column in groups:
-        scores = view[column][members]
-        known = np.isfinite(scores) & (scores > 0)
-        weight = np.ones(len(scores))
-        if known.any():
-            weight[known] = scores[known] / scores[known].mean()
-        r[members] = np.maximum(weight, IMPORTANCE_FLOOR)
-    return r
+def host_keys(urls: list[str]) -> np.ndarray:
+    """An integer per URL naming its host (the refresh module's per-host checks and priors)."""
+    hosts = [urlsplit(url).hostname or "" for url in urls]
+    return np.unique(np.array(hosts, dtype=str), return_inverse=True)[1].ravel()
 
 
 class RepositoryFigures:
     """Read-only figures of one repository (see the module docstring)."""
 
-    def __init__(self, repo_dir: Path, settings: DashboardSettings, policy: PolicyFigures) -> None:
+    def __init__(
+        self, repo_dir: Path, settings: DashboardSettings, refresh: RefreshSettings
+    ) -> None:
         self.repo_dir = Path(repo_dir)
         self.settings = settings
-        self.policy = policy
+        self.refresh = refresh
         self.md = Metadata.open(self.repo_dir / DATABASE, readonly=True)
+        self._report: tuple[float, ScheduleReport, list[str]] | None = None
+        self._report_lock = threading.Lock()
 
     def close(self) -> None:
         self.md.close()
@@ -102,6 +92,7 @@ class RepositoryFigures:
         """Pages by type, the repository's growth, the refresh policy's G, S, K and Ω."""
         view = self.md.refresh_view()
         now = self.now(view, (live or {}).get("now"))
+        report, _ = self.report((live or {}).get("now"))
         codes, counts = np.unique(view["type"], return_counts=True)
         by_type = {page_type.value: 0 for page_type in PageType}
         for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
@@ -111,7 +102,7 @@ class RepositoryFigures:
             "pages": by_type,
             "pages_total": len(view["id"]),
             "growth": self._growth(view, now),
-            "policy": self._policy(view),
+            "policy": self._policy(report),
             "live": live,
         }
 
@@ -129,111 +120,85 @@ class RepositoryFigures:
             "read": np.searchsorted(read, at, side="right").tolist(),
         }
 
-    def _policy(self, view: dict[str, np.ndarray]) -> dict[str, float]:
-        """G, θ, G_r, S, K and Ω (eq. 18–22) over the pages with a known λ and r > 0."""
-        unit = self.policy.time_unit_s
-        weight = refresh_weights(view) * view["change_rate"] * unit
-        weight = weight[np.isfinite(weight) & (weight > 0)]
-        s = float(np.sqrt(weight).sum())
-        g_r = self.policy.refresh_bandwidth
-        return {
-            "G": self.policy.bandwidth_per_unit,
-            "theta": self.policy.discovery_share,
-            "G_r": g_r,
-            "time_unit_s": unit,
-            "S": s,
-            "K": s / g_r if g_r > 0 else math.inf,
-            "omega": s * s / (2 * g_r) if g_r > 0 else math.inf,
-            "pages_with_rate": int(weight.size),
-        }
+    def report(self, live_now: float | None = None) -> tuple[ScheduleReport, list[str]]:
+        """The refresh module's schedule of every page at :meth:`now` and the pages' URLs;
+        one report serves all requests for ``cache_seconds``."""
+        with self._report_lock:
+            if self._report is not None and time.monotonic() < self._report[0]:
+                return self._report[1], self._report[2]
+            view = self.md.refresh_view()
+            history = self.md.observation_history()
+            urls = self.md.urls_of(view["id"].tolist())
+            report = schedule_report(
+                view,
+                history,
+                self.now(view, live_now),
+                self.refresh,
+                units=self.settings.due_units,
+                host_keys=host_keys(urls) if urls else None,
+            )
+            self._report = (time.monotonic() + self.settings.cache_seconds, report, urls)
+            return report, urls
+
+    @staticmethod
+    def _policy(report: ScheduleReport) -> dict[str, Any]:
+        """G, θ, G_r, S, K, Ω and this unit's work (``ScheduleReport.summary``), JSON-safe."""
+        summary = report.summary()
+        summary.pop("due_per_unit")
+        return {k: _finite(v) if isinstance(v, float) else v for k, v in summary.items()}
 
     # ------------------------------------------------------------------ Refresh schedule
 
     def schedule(
-        self, search: str = "", offset: int = 0, limit: int | None = None, now: float | None = None
+        self,
+        search: str = "",
+        offset: int = 0,
+        limit: int | None = None,
+        live_now: float | None = None,
     ) -> dict[str, Any]:
         """Due pages per coming unit, intervals and λ, and the table of next refreshes.
 
-        The table lists the pages with a stored next refresh, soonest first, whose URL
-        contains ``search`` (case-insensitive), ``limit`` rows from ``offset``.
+        The table lists the pages with a planned refresh, soonest first, whose URL contains
+        ``search`` (case-insensitive), ``limit`` rows from ``offset``.
         """
-        view = self.md.refresh_view()
-        now = self.now(view) if now is None else now
-        unit = self.policy.time_unit_s
+        report, urls = self.report(live_now)
+        unit = self.refresh.time_unit_s
         limit = self.settings.page_size if limit is None else limit
-        r = refresh_weights(view)
-        rate_per_unit = view["change_rate"] * unit
-        interval_units = (view["next_refresh"] - view["last_access"]) / unit
-        planned = np.flatnonzero(np.isfinite(view["next_refresh"]))
-        order = planned[np.argsort(view["next_refresh"][planned], kind="stable")]
-        rows, matched = self._table_rows(view, order, search, offset, limit)
+        planned = np.flatnonzero(np.isfinite(report.next_refresh))
+        order = planned[np.argsort(report.next_refresh[planned], kind="stable")]
+        if search:
+            needle = search.lower()
+            order = np.array(
+                [row for row in order.tolist() if needle in urls[row].lower()], dtype=np.int64
+            )
+        rate_per_unit = report.change_rate * unit
+        intervals = report.interval_units[np.isfinite(report.interval_units)]
+        rates = rate_per_unit[report.r > 0]
         return {
-            "now": now,
-            "policy": self._policy(view),
-            "due_per_unit": self._due_per_unit(view, interval_units, now).tolist(),
-            "intervals_units": [v for v in interval_units.tolist() if math.isfinite(v)],
-            "change_rates_per_unit": [v for v in rate_per_unit.tolist() if math.isfinite(v)],
+            "now": report.now,
+            "policy": self._policy(report),
+            "due_per_unit": report.due_per_unit.tolist(),
+            "intervals_units": intervals.tolist(),
+            "change_rates_per_unit": rates[np.isfinite(rates)].tolist(),
             "search": search,
             "offset": offset,
             "limit": limit,
-            "matched": matched,
+            "matched": int(order.size),
             "pages": [
                 {
-                    "url_id": int(view["id"][row]),
-                    "url": url,
-                    "type": TYPE_NAMES[view["type"][row]],
-                    "next_refresh": _finite(view["next_refresh"][row]),
-                    "in_units": _finite((view["next_refresh"][row] - now) / unit),
-                    "interval_units": _finite(interval_units[row]),
+                    "url_id": int(report.ids[row]),
+                    "url": urls[row],
+                    "type": str(report.page_type[row]),
+                    "next_refresh": _finite(report.next_refresh[row]),
+                    "in_units": _finite((report.next_refresh[row] - report.now) / unit),
+                    "interval_units": _finite(report.interval_units[row]),
                     "change_rate_per_unit": _finite(rate_per_unit[row]),
-                    "r": float(r[row]),
+                    "method": str(report.method[row]),
+                    "r": float(report.r[row]),
                 }
-                for row, url in rows
+                for row in order[offset : offset + limit].tolist()
             ],
         }
-
-    def _table_rows(
-        self, view: dict[str, np.ndarray], order: np.ndarray, search: str, offset: int, limit: int
-    ) -> tuple[list[tuple[int, str]], int]:
-        """The rows (index in the view, URL) of one table page, and how many rows match."""
-        if not search:
-            chosen = order[offset : offset + limit]
-            urls = self.md.urls_of(view["id"][chosen].tolist())
-            return list(zip(chosen.tolist(), urls, strict=True)), int(order.size)
-        needle, found = search.lower(), []
-        for start in range(0, order.size, 5000):  # URLs read in chunks, never all at once
-            chunk = order[start : start + 5000]
-            urls = self.md.urls_of(view["id"][chunk].tolist())
-            found.extend(
-                (row, url)
-                for row, url in zip(chunk.tolist(), urls, strict=True)
-                if needle in url.lower()
-            )
-        return found[offset : offset + limit], len(found)
-
-    def _due_per_unit(
-        self, view: dict[str, np.ndarray], interval_units: np.ndarray, now: float
-    ) -> np.ndarray:
-        """Refreshes falling in each of the coming units, a page counted at each recurrence.
-
-        A page next due at n (overdue pages: now) with interval i is read at n, n + i, …;
-        the reads before time T number ceil((T − n)/i) when T > n.
-        """
-        unit, units = self.policy.time_unit_s, self.settings.due_units
-        next_refresh = view["next_refresh"]
-        planned = np.isfinite(next_refresh)
-        first = (np.maximum(next_refresh[planned], now) - now) / unit
-        step = interval_units[planned]
-        periodic = np.isfinite(step) & (step > 0)
-        edges = np.arange(units + 1, dtype=np.float64)
-        reads_before = np.zeros((units + 1, first.size))
-        for k, edge in enumerate(edges):
-            ahead = np.maximum(edge - first, 0.0)
-            once = (ahead > 0).astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                repeated = np.ceil(ahead / np.where(periodic, step, 1.0))
-            reads_before[k] = np.where(periodic, repeated, once)
-        return np.diff(reads_before.sum(axis=1)).astype(np.int64)
 
     # ------------------------------------------------------------------ Rankings
 

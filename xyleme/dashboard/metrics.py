@@ -6,16 +6,20 @@ them, so a scrape costs one read of the repository and nothing is kept between s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
 
 POLICY_GAUGES = {
-    "G": ("xyleme_bandwidth_pages_per_unit", "Crawl bandwidth G in pages per time unit"),
-    "theta": ("xyleme_discovery_share", "Share θ of the bandwidth given to discovery"),
+    "bandwidth_G": ("xyleme_bandwidth_pages_per_unit", "Crawl bandwidth G in pages per unit"),
+    "discovery_share_theta": ("xyleme_discovery_share", "Share θ of G given to discovery"),
     "S": ("xyleme_refresh_s", "S = sum over pages of sqrt(r·λ) (acquisition paper §6.4)"),
     "K": ("xyleme_refresh_k_units", "K = S / G_r: refresh intervals are K / sqrt(r·λ)"),
-    "omega": ("xyleme_obsolescence_omega", "Expected obsolescence Ω(G) = S² / (2·G_r)"),
+    "omega": ("xyleme_obsolescence_omega", "Expected obsolescence of the refresh plan Ω(G)"),
+    "pages_at_floor": ("xyleme_refresh_pages_at_floor", "Pages refreshed every unit (t_i floor)"),
+    "due_now": ("xyleme_refresh_due_now", "Refreshes due in the current time unit"),
+    "discovery_now": ("xyleme_discovery_now", "Unread pages chosen for discovery this unit"),
 }
 
 
@@ -30,10 +34,16 @@ def metrics_text(status: dict[str, Any], due_per_unit: list[int]) -> tuple[bytes
     for page_type, count in status["pages"].items():
         pages.labels(type=page_type).set(count)
     for key, (name, documentation) in POLICY_GAUGES.items():
-        Gauge(name, documentation, registry=registry).set(status["policy"][key])
-    Gauge(
-        "xyleme_refresh_due_this_unit", "Refreshes due in the current time unit", registry=registry
-    ).set(due_per_unit[0] if due_per_unit else 0)
+        value = status["policy"][key]
+        Gauge(name, documentation, registry=registry).set(math.nan if value is None else value)
+    due = Gauge(
+        "xyleme_refresh_due_per_unit",
+        "Refreshes expected in each coming time unit",
+        ["unit"],
+        registry=registry,
+    )
+    for unit, count in enumerate(due_per_unit):
+        due.labels(unit=str(unit)).set(count)
     live = status.get("live")
     if live:
         queues = Gauge(

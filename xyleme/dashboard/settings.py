@@ -6,6 +6,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from refresh.settings import RefreshSettings
+
 
 @dataclass(frozen=True, slots=True)
 class DashboardSettings:
@@ -32,6 +34,8 @@ class DashboardSettings:
     """Longer XPath expressions are refused."""
     max_neighbours: int = 200
     """Children and parents listed on a page view."""
+    cache_seconds: float = 2.0
+    """Real seconds one refresh schedule (a scan of every page) serves all requests."""
 
     def __post_init__(self) -> None:
         for name in ("top_pages", "page_size", "max_page_size", "due_units", "growth_points"):
@@ -41,40 +45,14 @@ class DashboardSettings:
             raise ValueError("dashboard setting page_size must not exceed max_page_size")
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyFigures:
-    """The crawl bandwidth the refresh figures are computed for (§6.4 of the acquisition paper).
-
-    Read from the repository's ``xyleme.toml`` (``[bandwidth] G``, ``theta`` and
-    ``[clock] time_unit``), with the daemon's defaults when a key is absent.
-    """
-
-    bandwidth_per_unit: float = 10_000.0
-    discovery_share: float = 0.1
-    time_unit_s: float = 86_400.0
-
-    @property
-    def refresh_bandwidth(self) -> float:
-        """G_r = (1 − θ)·G: the share of the bandwidth that refreshes known pages."""
-        return (1.0 - self.discovery_share) * self.bandwidth_per_unit
-
-    @classmethod
-    def from_repository(cls, repo_dir: Path) -> PolicyFigures:
-        """The figures of ``repo_dir/xyleme.toml``; defaults when the file or a key is absent.
-
-        A file that is not valid TOML raises :class:`ValueError` naming it.
-        """
-        path = Path(repo_dir) / "xyleme.toml"
-        if not path.exists():
-            return cls()
-        try:
-            config = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path}: not valid TOML ({error})") from None
-        bandwidth, clock = config.get("bandwidth", {}), config.get("clock", {})
-        defaults = cls()
-        return cls(
-            bandwidth_per_unit=float(bandwidth.get("G", defaults.bandwidth_per_unit)),
-            discovery_share=float(bandwidth.get("theta", defaults.discovery_share)),
-            time_unit_s=float(clock.get("time_unit", defaults.time_unit_s)),
-        )
+def refresh_settings(repo_dir: Path) -> RefreshSettings:
+    """The ``[refresh]`` table of ``repo_dir/xyleme.toml`` over the refresh module's defaults
+    (as ``xyleme schedule`` reads it); a bad file or value raises :class:`ValueError`."""
+    path = Path(repo_dir) / "xyleme.toml"
+    if not path.exists():
+        return RefreshSettings()
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("refresh", {})
+        return RefreshSettings.from_mapping(table)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: bad [refresh] settings ({error})") from None
