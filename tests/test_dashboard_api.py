@@ -155,6 +155,9 @@ async def test_page_by_url_and_by_id_agree_with_the_metadata(client, md):
     assert [o["changed"] for o in by_url["observations"]] == [o.changed for o in observations]
     assert [c["url_id"] for c in by_url["children"]] == md.children(1).tolist()
     assert [p["url_id"] for p in by_url["parents"]] == md.parents(1).tolist()
+    schedule = await get_json(client, "/api/schedule?q=site0.simweb.test/&limit=500")
+    row = next(r for r in schedule["pages"] if r["url_id"] == 1)
+    assert by_url["schedule"] == {k: row[k] for k in by_url["schedule"]}
 
 
 async def test_xml_page_shows_its_versions_and_validity(client, md):
@@ -176,11 +179,12 @@ async def test_unknown_and_invalid_pages_are_404_not_500(client):
 
 
 async def test_hostile_url_is_escaped_in_the_page_view(client):
-    response = await client.get("/page", params={"url": f"http://a.test/{HOSTILE}"})
-    text = await response.text()
-    assert response.status == 404
-    assert "<script>" not in text
-    assert "&lt;script&gt;" in text
+    for url in (f"http://a.test/{HOSTILE}", f"javascript:{HOSTILE}", f"http://{HOSTILE}/"):
+        response = await client.get("/page", params={"url": url})
+        text = await response.text()
+        assert response.status == 404
+        assert "<script>" not in text
+    assert "&lt;script&gt;" in text  # the invalid URL is echoed, escaped
 
 
 # ---------------------------------------------------------------------- Query

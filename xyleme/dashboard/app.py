@@ -406,7 +406,8 @@ async def rankings(request: web.Request) -> web.Response:
 
 async def _page(request: web.Request) -> dict[str, Any]:
     url, url_id = page_target(request)
-    return await _in_thread(request.app[FIGURES].page, url, url_id)
+    live_now = (_live(request) or {}).get("now")
+    return await _in_thread(request.app[FIGURES].page, url, url_id, live_now)
 
 
 async def api_page(request: web.Request) -> web.Response:

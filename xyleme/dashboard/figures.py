@@ -240,17 +240,21 @@ class RepositoryFigures:
 
     # ------------------------------------------------------------------ Page view
 
-    def page(self, url: str | None = None, url_id: int | None = None) -> dict[str, Any]:
-        """One page's record, observation history, children, parents and stored XML versions
-        (None when the warehouse holds none of it).
+    def page(
+        self, url: str | None = None, url_id: int | None = None, live_now: float | None = None
+    ) -> dict[str, Any]:
+        """One page's record, observation history, children, parents, stored XML versions
+        (None when the warehouse holds none of it) and its row of the refresh schedule.
 
         Raises :class:`PageNotFound` for a URL or id the repository does not hold (an
         invalid URL included).
         """
         try:
             record = self.md.page(url_id) if url is None else self.md.page_by_url(url)
-        except (UnknownPage, InvalidURL) as error:
-            raise PageNotFound(f"no page {url if url is not None else url_id!r}: {error}") from None
+        except UnknownPage as error:
+            raise PageNotFound(str(error)) from None
+        except InvalidURL as error:
+            raise PageNotFound(f"no page {url!r}: not a valid URL ({error.reason})") from None
         cap = self.settings.max_neighbours
         children = self.md.children(record.url_id)
         parents = self.md.parents(record.url_id)
@@ -266,6 +270,23 @@ class RepositoryFigures:
             "parents": self._neighbours(parents[:cap]),
             "load_status": None if status is None else {"status": status[0], "detail": status[1]},
             "versions": stored_versions(self.repo_dir, record.url_id),
+            "schedule": self._page_schedule(record.url_id, live_now),
+        }
+
+    def _page_schedule(self, url_id: int, live_now: float | None) -> dict[str, Any] | None:
+        """The page's row of the refresh schedule (None for a page newer than the report)."""
+        report, _ = self.report(live_now)
+        row = int(np.searchsorted(report.ids, url_id))
+        if row >= len(report.ids) or report.ids[row] != url_id:
+            return None
+        unit = self.refresh.time_unit_s
+        return {
+            "next_refresh": _finite(report.next_refresh[row]),
+            "in_units": _finite((report.next_refresh[row] - report.now) / unit),
+            "interval_units": _finite(report.interval_units[row]),
+            "change_rate_per_unit": _finite(report.change_rate[row] * unit),
+            "method": str(report.method[row]),
+            "r": float(report.r[row]),
         }
 
     def _neighbours(self, ids: np.ndarray) -> list[dict[str, Any]]:
