@@ -142,8 +142,9 @@ def test_live_history_rates_between_samples():
     class Counter:
         fetched = 0
 
-        def live_figures(self):
-            return {"fetched": self.fetched, "errors": self.fetched // 10}
+        def live_figures(self):  # errors by kind, as the crawler counts them
+            by_kind = {"dns": self.fetched // 10 - self.fetched // 20, "http": self.fetched // 20}
+            return {"fetched": self.fetched, "errors": by_kind}
 
     source = Counter()
     history = LiveHistory(source, keep=3)

@@ -24,7 +24,7 @@ class LiveFigures(Protocol):
     ``live_figures()`` returns a mapping with any of these keys (others are shown as is):
 
     * ``fetched`` (int): fetch results recorded since the daemon started;
-    * ``errors`` (int): of those, the ERROR and DEAD ones;
+    * ``errors`` (int, or a mapping of counts by kind, which are summed): failed fetches;
     * ``queues`` (mapping level → int): requests waiting per crawler priority level 0–4;
     * ``paused`` (bool): whether fetching is paused;
     * ``now`` (float): the daemon's simulated time.
@@ -69,6 +69,15 @@ class LiveHistory:
             if elapsed <= 0:
                 continue
             times.append(t1)
-            fetch_rate.append(max(after.get("fetched", 0) - before.get("fetched", 0), 0) / elapsed)
-            error_rate.append(max(after.get("errors", 0) - before.get("errors", 0), 0) / elapsed)
+            fetched = counter_value(after.get("fetched")) - counter_value(before.get("fetched"))
+            errors = counter_value(after.get("errors")) - counter_value(before.get("errors"))
+            fetch_rate.append(max(fetched, 0) / elapsed)
+            error_rate.append(max(errors, 0) / elapsed)
         return {"at": times, "fetch_rate": fetch_rate, "error_rate": error_rate}
+
+
+def counter_value(value: Any) -> float:
+    """A counter given as a number, or as counts by kind (the crawler's errors by kind)."""
+    if isinstance(value, Mapping):
+        return float(sum(value.values()))
+    return float(value or 0)

@@ -11,6 +11,8 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
 
+from xyleme.dashboard.live import counter_value
+
 POLICY_GAUGES = {
     "bandwidth_G": ("xyleme_bandwidth_pages_per_unit", "Crawl bandwidth G in pages per unit"),
     "discovery_share_theta": ("xyleme_discovery_share", "Share θ of G given to discovery"),
@@ -59,7 +61,8 @@ def metrics_text(status: dict[str, Any], due_per_unit: list[int]) -> tuple[bytes
             ("errors", "Failed fetches (ERROR or DEAD) since the daemon started"),
         ):
             if key in live:
-                Gauge(f"xyleme_{key}", documentation, registry=registry).set(live[key])
+                value = counter_value(live[key])
+                Gauge(f"xyleme_{key}", documentation, registry=registry).set(value)
         rates = live.get("rates") or {}
         if rates.get("fetch_rate"):
             Gauge(
