@@ -1,0 +1,183 @@
+"""The compiled inner loops of sliced ranking (numba): one implementation of each.
+
+Everything that touches every edge or every page is here, written as plain loops that numba
+compiles, so no N-sized temporary is ever allocated (the vectors may be memory-mapped files
+larger than the memory budget). The Python side only slices, schedules and checks.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+@_jit
+def count_degrees(src: np.ndarray, dst: np.ndarray, outdeg: np.ndarray, indeg: np.ndarray) -> None:
+    """Add one chunk of edges to the out- and in-degree counters."""
+    for e in range(src.shape[0]):
+        outdeg[src[e]] += 1
+        indeg[dst[e]] += 1
+
+
+@_jit
+def balanced_boundaries(
+    indeg: np.ndarray, n_slices: int, bytes_per_edge: int, bytes_per_row: int
+) -> np.ndarray:
+    """Cut the pages 0…N into ``n_slices`` consecutive ranges of about equal slice bytes.
+
+    A slice's bytes are ``bytes_per_row`` per destination page plus ``bytes_per_edge`` per
+    in-link; range k ends at the first page where the running total passes (k+1)/S of it.
+    """
+    n = indeg.shape[0]
+    total = 0.0
+    for j in range(n):
+        total += bytes_per_row + bytes_per_edge * indeg[j]
+    bounds = np.empty(n_slices + 1, dtype=np.int64)
+    bounds[0] = 0
+    running = 0.0
+    k = 1
+    for j in range(n):
+        running += bytes_per_row + bytes_per_edge * indeg[j]
+        while k < n_slices and running >= total * k / n_slices:
+            bounds[k] = j + 1
+            k += 1
+    while k <= n_slices:
+        bounds[k] = n
+        k += 1
+    return bounds
+
+
+@_jit
+def scatter_into_slice(
+    src: np.ndarray, dst: np.ndarray, lo: int, cursor: np.ndarray, slice_src: np.ndarray
+) -> None:
+    """Counting-sort one chunk of a slice's edges by destination (CSC order)."""
+    for e in range(src.shape[0]):
+        row = dst[e] - lo
+        slice_src[cursor[row]] = src[e]
+        cursor[row] += 1
+
+
+@_jit
+def gauss_seidel_slice(
+    indptr: np.ndarray,
+    slice_src: np.ndarray,
+    lo: int,
+    source: np.ndarray,
+    outdeg: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    dangling: float,
+    in_place: bool,
+    renormalise: bool,
+    out: np.ndarray,
+) -> tuple[float, float, float]:
+    """Compute the direct ranking of the pages ``lo…lo+rows`` from their in-links.
+
+    ``source`` holds x_i / OutDeg(i) for pages with links and x_i for dangling pages (no
+    edge ever reads a dangling page, so one vector serves both and each edge costs one
+    random read). New values go to ``out``.
+
+    Gauss-Seidel (``in_place``) passes the ranking vector itself as ``source`` and its slice
+    as ``out``, so later rows read new values at once; it solves each page's own equation
+    exactly, self-links included (x_j = (rest)/(1 − c·loops_j/OutDeg(j))), and keeps the
+    dangling mass current page by page. Otherwise every row reads the old values and the
+    dangling mass stays frozen: block-Jacobi passes a scratch ``out``, the paper's eq. 6–7
+    a copy of the previous vector as ``source``. A ``teleport`` of length 1 is uniform.
+
+    Returns (‖Δ‖₁ over the slice, the change of the dangling mass, Σ of the new values).
+    """
+    uniform = teleport.shape[0] == 1
+    delta = 0.0
+    mass = 0.0
+    change = 0.0
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        inflow = 0.0
+        loops = 0
+        for e in range(indptr[row], indptr[row + 1]):
+            i = slice_src[e]
+            if in_place and i == page:
+                loops += 1
+            else:
+                inflow += source[i]
+        share = teleport[0] if uniform else teleport[page]
+        current = dangling + change if in_place else dangling
+        if renormalise:
+            new = (damping * inflow + (1.0 - damping) * share) / (1.0 - damping * current)
+        else:
+            new = damping * inflow + (damping * current + 1.0 - damping) * share
+        degree = outdeg[page]
+        if loops > 0:
+            new /= 1.0 - damping * loops / degree
+        mass += new
+        if degree > 0:
+            delta += abs(new - source[page] * degree)
+            out[row] = new / degree
+        else:
+            delta += abs(new - source[page])
+            change += new - source[page]
+            out[row] = new
+    return delta, change, mass
+
+
+@_jit
+def inverse_scatter_slice(
+    indptr: np.ndarray, slice_src: np.ndarray, lo: int, interest: np.ndarray, acc: np.ndarray
+) -> None:
+    """Add, for every link i → j with j in the slice, the interest of j to acc[i]."""
+    for row in range(indptr.shape[0] - 1):
+        value = interest[lo + row]
+        if value != 0.0:
+            for e in range(indptr[row], indptr[row + 1]):
+                acc[slice_src[e]] += value
+
+
+@_jit
+def inverse_finish_sweep(
+    acc: np.ndarray, outdeg: np.ndarray, teleport: np.ndarray, damping: float, interest: np.ndarray
+) -> tuple[float, float]:
+    """Close an inverse sweep: y = c·acc/OutDeg + (1−c)·E', then x = y/‖y‖₁ (eq. 6–7).
+
+    Writes the new interest in place, zeroes ``acc`` for the next sweep, and returns
+    (‖x_new − x_old‖₁, ‖y‖₁); the normalisation factor r of eq. 7 is 1/‖y‖₁.
+    """
+    total = 0.0
+    for i in range(acc.shape[0]):
+        degree = outdeg[i]
+        y = (1.0 - damping) * teleport[i]
+        if degree > 0:
+            y += damping * acc[i] / degree
+        acc[i] = y
+        total += y
+    delta = 0.0
+    for i in range(acc.shape[0]):
+        new = acc[i] / total
+        delta += abs(new - interest[i])
+        interest[i] = new
+        acc[i] = 0.0
+    return delta, total
+
+
+@_jit
+def unscale(scaled: np.ndarray, outdeg: np.ndarray, out: np.ndarray) -> None:
+    """x_i = scaled_i · OutDeg(i) for pages with links, scaled_i for dangling pages."""
+    for i in range(scaled.shape[0]):
+        degree = outdeg[i]
+        out[i] = scaled[i] * degree if degree > 0 else scaled[i]
+
+
+@_jit
+def scale(values: np.ndarray, outdeg: np.ndarray, out: np.ndarray) -> float:
+    """The inverse of :func:`unscale`; returns the dangling mass Σ values over dangling pages."""
+    dangling = 0.0
+    for i in range(values.shape[0]):
+        degree = outdeg[i]
+        if degree > 0:
+            out[i] = values[i] / degree
+        else:
+            out[i] = values[i]
+            dangling += values[i]
+    return dangling
