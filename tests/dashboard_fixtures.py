@@ -5,8 +5,8 @@ stepped a day per round), recorded through ``Metadata.record_fetches``, and XML 
 through the loader (with the DTDs and entities it asks for). Between rounds every known page
 is read again, so pages have observations marked changed and unchanged. The scores stand in
 for the ranking and refresh passes of a daemon: OPIC is the real ``ranking.opic`` fed with
-every read; importance and interest are networkx PageRanks of the stored links (the refresh
-module estimates λ from the observations itself).
+every read; importance and interest are computed by ``ranking.repository.rank_repository``
+(the refresh module estimates λ from the observations itself).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-import networkx as nx
 from yarl import URL
 
 from loader import Loader
@@ -24,6 +23,7 @@ from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from metadata.types import FetchResult
 from ranking.opic import OPIC
+from ranking.repository import rank_repository
 from xyleme.simweb import FaultSettings, GroundTruth, SimWebServer, SimWebSettings, UnknownURL
 
 DAY = 86_400.0
@@ -155,7 +155,7 @@ async def short_simweb_run(repo_dir: Path, rounds: int = 5) -> RunSummary:
                     if round_number < rounds - 1:
                         clock.advance(DAY)
         opic.checkpoint(md)
-        _rank(md)
+        rank_repository(md, repo_dir / "ranking")
     finally:
         loader.close()
         md.close()
@@ -190,18 +190,3 @@ async def _fetch_dependencies(session, md, loader, requests, at) -> None:
             md.record_fetch(result)
             if body is not None:
                 loader.load(url_id, url, body, {"Content-Type": result.content_type or ""}, at)
-
-
-def _rank(md: Metadata) -> None:
-    """Importance (PageRank) and interest (PageRank of the reversed graph towards XML)."""
-    view = md.refresh_view()
-    graph = nx.DiGraph()
-    graph.add_nodes_from(view["id"].tolist())
-    for src, dst in md.export_links():
-        graph.add_edges_from(zip(src.tolist(), dst.tolist(), strict=True))
-    importance = nx.pagerank(graph)
-    xml = {int(i) for i, t in zip(view["id"], view["type"], strict=True) if t == 1}
-    interest = nx.pagerank(graph.reverse(), personalization={n: 1.0 for n in xml} or None)
-    ids = view["id"]
-    md.set_scores("importance", ids, [importance[int(i)] for i in ids])
-    md.set_scores("interest", ids, [interest[int(i)] for i in ids])

@@ -140,6 +140,9 @@ async def test_rankings_list_the_best_pages_of_each_kind(client, md):
     opic = answer["opic"]["distribution"]
     assert sum(opic) == pytest.approx(1.0)  # OPIC's estimates sum to 1
     assert opic == sorted(opic, reverse=True)
+    made = answer["provenance"]
+    assert made["importance"]["converged"] and made["interest"]["converged"]
+    assert made["importance"]["figure_name"] == "l1_error_bound"
 
 
 # ---------------------------------------------------------------------- Page view

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageType, UnknownPage
+from ranking.repository import provenance
 from refresh.report import ScheduleReport, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.dashboard.settings import DashboardSettings
@@ -203,8 +204,9 @@ class RepositoryFigures:
     # ------------------------------------------------------------------ Rankings
 
     def rankings(self, top: int | None = None) -> dict[str, Any]:
-        """Top XML by importance, top HTML by interest, top pages by OPIC estimate, and each
-        score's values in decreasing order for the rank distributions."""
+        """Top XML by importance, top HTML by interest, top pages by OPIC estimate, each
+        score's values in decreasing order for the rank distributions, and how the ranking
+        module computed importance and interest (``provenance``, by kind)."""
         top = self.settings.top_pages if top is None else top
         view = self.md.refresh_view()
         xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
@@ -214,7 +216,7 @@ class RepositoryFigures:
             "html_interest": (html, "interest"),
             "opic": (np.ones(len(xml), dtype=bool), "opic_history"),
         }
-        answer: dict[str, Any] = {"top": top}
+        answer: dict[str, Any] = {"top": top, "provenance": provenance(self.repo_dir / "ranking")}
         for name, (members, column) in tables.items():
             values = view[column]
             chosen = np.flatnonzero(members & np.isfinite(values))
