@@ -1,0 +1,270 @@
+"""Benchmark of the XML loader against a plain ``lxml.etree.fromstring`` + ``xpath`` loop.
+
+Two figures, each beside its peer measured in the same run:
+
+* documents per second over the XML documents of a simulated web (``xyleme.simweb``:
+  catalogues with a DOCTYPE, an external entity and a style sheet, records with an XML Schema
+  and XInclude, RSS and Atom feeds): the loader does the whole job (safe parse, DTD and schema
+  validation, version stored on disk, links extracted and written to the metadata manager's
+  SQLite database); the peer only parses each document and runs one XPath expression that
+  finds its links;
+* peak memory while loading one large document (200 MB; 50 MB with ``--quick``) streamed from
+  a spooled file, measured in a fresh child process as the growth of its peak RSS (VmHWM)
+  over its RSS just before the load.
+
+Run: ``python benchmarks/bench_loader.py [--quick] [--docs N]``. The last line printed is a
+JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio`` and ``big_doc_peak_mb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from loader import Loader, LoaderSettings, LoadOutcome
+from loader.parsing import parse_tree
+from metadata import Metadata, MetadataSettings
+from metadata.clock import ManualClock
+
+PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
+
+
+class NoFetcher:
+    """Every dependency is delivered before timing: nothing may be requested."""
+
+    def request(self, url: str, referrer_id: int) -> None:
+        raise AssertionError(f"unexpected dependency request for {url}")
+
+
+@dataclass
+class Corpus:
+    """XML documents of a simulated web, and the DTDs, entities and schemas they need."""
+
+    documents: list[tuple[str, bytes]]
+    dependencies: list[tuple[str, bytes]]
+
+
+def simweb_corpus(count: int, seed: int = 5) -> Corpus:
+    """The first ``count`` XML documents (data, catalogues, feeds) of a simulated web."""
+    # imported here so the child process measuring memory does not carry simweb and numpy
+    from xyleme.simweb import Kind, SimWeb, SimWebSettings
+    from xyleme.simweb.render import Renderer
+    from xyleme.simweb.web import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
+
+    web = SimWeb(SimWebSettings(hosts=20, pages=count * 6, seed=seed).without_faults())
+    render = Renderer(web)
+    kinds = web.structure.kind.tolist()
+    xml = [page for page, kind in enumerate(kinds) if kind != Kind.HTML][:count]
+    documents = [(web.url(page), render.page(page, 0)) for page in xml]
+    dependencies = []
+    for host in range(len(web.host_names)):
+        base = web.host_url(host)
+        dependencies += [
+            (base + DTD_PATH, render.dtd()),
+            (base + ENTITY_PATH, render.entity(host)),
+            (base + SCHEMA_PATH, render.schema()),
+        ]
+    return Corpus(documents, dependencies)
+
+
+def plain_loop(documents: list[tuple[str, bytes]]) -> float:
+    """The peer: parse each document and find its links with one XPath expression."""
+    parser = etree.XMLParser(resolve_entities=False)  # ``&notice;`` stays unexpanded
+    started = time.process_time()
+    found = 0
+    for _, body in documents:
+        found += len(etree.fromstring(body, parser).xpath(PLAIN_XPATH))
+    assert found > 0
+    return time.process_time() - started
+
+
+def open_loader(
+    folder: Path,
+    dependencies: list[tuple[str, bytes]],
+    settings: LoaderSettings | None = None,
+    metadata_settings: MetadataSettings | None = None,
+) -> tuple[Loader, Metadata]:
+    """A loader on a fresh repository, with the corpus's dependencies already delivered."""
+    folder.mkdir(parents=True)
+    metadata = Metadata.create(
+        folder / "metadata.db", clock=ManualClock(0.0), settings=metadata_settings
+    )
+    loader = Loader(folder / "documents", metadata, NoFetcher(), ManualClock(0.0), settings)
+    for url, body in dependencies:
+        loader.load(metadata.id_for(url), url, body, {"Content-Type": "application/xml-dtd"}, 0.0)
+    return loader, metadata
+
+
+def loader_loop(corpus: Corpus, folder: Path) -> tuple[float, float]:
+    """The whole job: parse, validate, store a version, write links to the metadata.
+
+    Returns CPU seconds and wall-clock seconds (the latter includes waiting for the disk).
+    """
+    loader, metadata = open_loader(folder, corpus.dependencies)
+    documents = corpus.documents
+    ids = metadata.ids_for([url for url, _ in documents])
+    started, wall = time.process_time(), time.perf_counter()
+    for url_id, (url, body) in zip(ids, documents, strict=True):
+        result = loader.load(url_id, url, body, {"Content-Type": "application/xml"}, 1.0)
+        assert result.outcome is LoadOutcome.STORED, result.reason
+    elapsed, wall = time.process_time() - started, time.perf_counter() - wall
+    metadata.close()
+    return elapsed, wall
+
+
+def parse_loop(corpus: Corpus, folder: Path) -> float:
+    """The loader's parsing alone: safe parse, DTD validation, link extraction."""
+    loader, metadata = open_loader(folder, corpus.dependencies)
+    started = time.process_time()
+    for url, body in corpus.documents:
+        parsed = parse_tree(body, url, None, loader.settings, loader.resolver())
+        assert parsed.tree is not None
+    elapsed = time.process_time() - started
+    metadata.close()
+    return elapsed
+
+
+def write_big_document(path: Path, megabytes: int) -> None:
+    """A sitemap-like list of records with links, written in chunks (never held whole)."""
+    record = (
+        '<record id="{n}"><title>record {n}</title>'
+        '<link href="/r/{n}.xml"/><body>{text}</body></record>\n'
+    )
+    text = "the quick brown fox jumps over the lazy dog " * 4
+    target = megabytes * 2**20
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('<?xml version="1.0"?>\n<records>\n')
+        written, n = 0, 0
+        while written < target:
+            chunk = "".join(record.format(n=n + i, text=text) for i in range(1000))
+            out.write(chunk)
+            written += len(chunk)
+            n += 1000
+        out.write("</records>\n")
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM). Not ``ru_maxrss``: across fork and exec that keeps
+    the parent's peak, and the parent holds the whole corpus."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def _measure_loader(path: Path, folder: Path, answer) -> None:
+    # SQLite's page cache is the metadata manager's memory (64 MiB by default, filled here by
+    # 65,534 new URLs), not the loader's: a small one keeps the figure about the streaming.
+    loader, metadata = open_loader(
+        folder, [], LoaderSettings(max_document_bytes=1 << 30), MetadataSettings(cache_mb=4)
+    )
+    url = "http://big.simweb.test/big.xml"
+    url_id = metadata.id_for(url)
+    before = _rss_mb()
+    started = time.perf_counter()
+    result = loader.load(url_id, url, path, {}, 0.0)
+    elapsed = time.perf_counter() - started
+    peak = _peak_rss_mb()
+    answer.send((result.outcome.value, result.links, peak - before, peak, elapsed))
+    metadata.close()
+
+
+def _measure_plain(path: Path, answer) -> None:
+    before = _rss_mb()
+    started = time.perf_counter()
+    root = etree.fromstring(path.read_bytes(), etree.XMLParser(huge_tree=True))
+    links = len(root.xpath("//@href"))  # the union of PLAIN_XPATH is quadratic on one big tree
+    elapsed = time.perf_counter() - started
+    peak = _peak_rss_mb()
+    answer.send(("parsed", links, peak - before, peak, elapsed))
+
+
+def in_child(target, *args):
+    """Run a measurement in a fresh process so its peak RSS is its own."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=target, args=(*args, sender))
+    process.start()
+    answer = receiver.recv()
+    process.join()
+    return answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small corpus, 50 MB document")
+    parser.add_argument("--docs", type=int, default=None, help="documents in the corpus")
+    parser.add_argument("--big-mb", type=int, default=None, help="size of the large document")
+    parser.add_argument(
+        "--dir", default=None, help="where the scratch repositories go (default: the temp dir)"
+    )
+    options = parser.parse_args()
+    count = options.docs or (600 if options.quick else 5000)
+    big_mb = options.big_mb or (50 if options.quick else 200)
+
+    corpus = simweb_corpus(count)
+    documents = corpus.documents
+    size_mb = sum(len(body) for _, body in documents) / 2**20
+    print(f"simweb corpus: {count} XML documents, {size_mb:.1f} MB; CPU time, best of 3 runs")
+    with tempfile.TemporaryDirectory(dir=options.dir) as scratch:
+        scratch = Path(scratch)
+        plain = count / min(plain_loop(documents) for _ in range(3))
+        cpu, wall = min(loader_loop(corpus, scratch / f"job{n}") for n in range(3))
+        loaded = count / cpu
+        parsed = count / min(parse_loop(corpus, scratch / f"parse{n}") for n in range(3))
+        print(f"{'documents per CPU second':34}{'loader':>12}{'plain lxml':>12}{'ratio':>8}")
+        for label, rate in (
+            ("whole job (target ratio >= 0.5)", loaded),
+            ("parse + validate + links only", parsed),
+        ):
+            print(f"  {label:32}{rate:12.0f}{plain:12.0f}{rate / plain:8.3f}")
+        print(f"  whole job per wall-clock second: {count / wall:.0f} (disk waits included)")
+
+        big = scratch / "big.xml"
+        write_big_document(big, big_mb)
+        outcome, links, grown, peak, elapsed = in_child(_measure_loader, big, scratch / "big")
+        print(
+            f"large document: {big.stat().st_size / 2**20:.0f} MB, loader {outcome}, "
+            f"{links} links, {elapsed:.1f} s; peak RSS {peak:.0f} MB"
+        )
+        plain_grown = None
+        if big_mb <= 50:  # the peer holds the whole tree: only measured on the smaller size
+            plain_grown = in_child(_measure_plain, big)[2]
+        plain_text = "not run" if plain_grown is None else f"{plain_grown:.1f}"
+        print(f"{'peak memory growth (MB)':34}{grown:12.1f}{plain_text:>12}")
+    print(
+        json.dumps(
+            {
+                "docs_per_s": round(loaded, 1),
+                "parse_docs_per_s": round(parsed, 1),
+                "wall_docs_per_s": round(count / wall, 1),
+                "plain_docs_per_s": round(plain, 1),
+                "ratio": round(loaded / plain, 3),
+                "big_doc_peak_mb": round(grown, 1),
+                "big_doc_mb": big_mb,
+                "plain_big_doc_peak_mb": None if plain_grown is None else round(plain_grown, 1),
+                "documents": count,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

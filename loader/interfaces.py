@@ -1,0 +1,88 @@
+"""The loader's contracts with its neighbours (docs/interfaces.md).
+
+* :class:`DocumentSink` is how the crawler hands documents to the loader (the loader
+  implements it);
+* :class:`DependencyFetcher` is how the loader asks the crawler for DTDs, external entities and
+  schemas (the crawler implements it, queueing the URL at priority 0, and hands the body back
+  through :meth:`DocumentSink.load` when it arrives);
+* :class:`MetadataPort` is the part of ``metadata.Metadata`` the loader writes through, so the
+  loader can be tested without a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from loader.records import LoadResult
+from metadata.types import LoadStatus, PageType
+
+Body = bytes | Path
+"""A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
+
+
+@runtime_checkable
+class DocumentSink(Protocol):
+    """Where the crawler sends every XML page and every dependency it fetched for the loader.
+
+    Calls are synchronous and CPU-bound (parsing): an asyncio caller runs them in a worker
+    thread (lxml releases the GIL while it parses). The loader commits its metadata writes in
+    its own transactions, after the crawler's fetch record.
+    """
+
+    def load(
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        headers: Mapping[str, str],
+        fetched_at: float,
+    ) -> LoadResult:
+        """Parse, validate, store and link one fetched body (or cache it as a dependency)."""
+        ...
+
+    def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
+        """A DTD / entity / schema the loader asked for could not be fetched: fail its waiters."""
+        ...
+
+
+@runtime_checkable
+class DependencyFetcher(Protocol):
+    """How the loader asks for a DTD, an external entity or a schema.
+
+    ``request`` must not block: the crawler queues ``url`` at priority 0 and, when it has the
+    body, calls :meth:`DocumentSink.load` with it (or :meth:`DocumentSink.dependency_failed`).
+    """
+
+    def request(self, url: str, referrer_id: int) -> None: ...
+
+
+class MetadataPort(Protocol):
+    """The slice of ``metadata.Metadata`` the loader uses (see docs/interfaces.md)."""
+
+    def id_for(self, url: str, create: bool = True) -> int | None: ...
+
+    def ids_for(
+        self, urls: Sequence[str], *, referrer: int | None = None, create: bool = True
+    ) -> list[int | None]: ...
+
+    def url_of(self, url_id: int) -> str: ...
+
+    def set_children(
+        self, url_id: int, child_ids: Iterable[int], *, dependencies: Iterable[int] = ()
+    ) -> None: ...
+
+    def set_type(self, url_id: int, page_type: PageType, reason: str | None = None) -> None: ...
+
+    def set_status(
+        self,
+        url_id: int,
+        status: LoadStatus,
+        detail: str | None = None,
+        waiting_for: Iterable[int] = (),
+    ) -> None: ...
+
+    def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None: ...
+
+    def waiting_on(self, dependency_id: int) -> list[int]: ...

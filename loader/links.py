@@ -1,0 +1,219 @@
+"""Link discovery in XML documents (issue 5, paper §3: "XML parsing ... discovers new pages").
+
+Links (children in Link-Data, ranked): ``xlink:href``, XInclude and any other ``href`` /
+``src`` attribute, RSS ``<link>`` text, Atom ``<link href>``, and sitemap ``<loc>`` (capped as
+the sitemap protocol says). Dependencies (not links: they stay out of the ranking's matrix):
+the DOCTYPE's DTD, external entities, the schemas of ``xsi:schemaLocation`` /
+``xsi:noNamespaceSchemaLocation``, and the style sheet of an ``xml-stylesheet`` processing
+instruction. A style sheet is presentation shared by many documents, like a DTD: as a link
+it would collect in-links from every document of a site and top the importance ranking
+(ARCHITECTURE: style sheets are not links; the simulated web's ground truth agrees).
+
+Every reference is resolved against the element's base URI, i.e. ``xml:base`` on it or its
+ancestors, else the document's URL; only http(s) results are kept, without their fragment.
+"""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree
+
+from loader.settings import LoaderSettings
+
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
+XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
+_HTTP = ("http://", "https://")
+_LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
+_ATTRIBUTE_CANDIDATES = "//*[@*] | //processing-instruction('xml-stylesheet')"
+LINK_CANDIDATES = etree.XPath(_ATTRIBUTE_CANDIDATES)
+"""The nodes of a whole tree that :meth:`LinkCollector.node` may take something from, in
+document order: a cheaper walk than visiting every element of a large tree from Python."""
+FEED_LINK_CANDIDATES = etree.XPath(
+    f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
+)
+"""The same, plus the elements whose text is a link in feeds and sitemaps."""
+_RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
+_SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_base(base: str) -> tuple[str, str]:
+    """A base URL's origin (``http://host``) and directory (``http://host/a/``)."""
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return origin, origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+
+
+def _join(base: str, reference: str) -> str:
+    """``urljoin`` with fast paths for the common plain relative references."""
+    if "./" in reference or reference.startswith(("//", "?", "#", ".")):
+        return urljoin(base, reference)
+    colon, slash = reference.find(":"), reference.find("/")
+    if colon != -1 and (slash == -1 or colon < slash):
+        return reference  # has its own scheme
+    if not base[:8].lower().startswith(_HTTP):
+        return urljoin(base, reference)
+    origin, directory = _split_base(base)
+    return origin + reference if reference.startswith("/") else directory + reference
+
+
+def absolute_http_url(base: str, reference: str) -> str | None:
+    """``reference`` resolved against ``base``, without fragment, if it is http(s).
+
+    >>> absolute_http_url("http://a.test/x/doc.xml", " ../b.xml#top ")
+    'http://a.test/b.xml'
+    >>> absolute_http_url("http://a.test/x/doc.xml?q=1", "c/d.xml")
+    'http://a.test/x/c/d.xml'
+    >>> absolute_http_url("http://a.test/doc.xml", "mailto:me@a.test") is None
+    True
+    """
+    reference = reference.strip()
+    if not reference:
+        return None
+    if not reference[:8].lower().startswith(_HTTP):
+        reference = _join(base, reference)
+        if not reference[:8].lower().startswith(_HTTP):
+            return None
+    return reference.partition("#")[0] if "#" in reference else reference
+
+
+def _local_name(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+class LinkCollector:
+    """Collects the links and dependencies of one document, element by element.
+
+    The same collector serves the whole-tree path (fed ``root.iter()``) and the streaming path
+    (fed each element at its end event, before the element is freed), so both find the same
+    links.
+    """
+
+    def __init__(
+        self, document_url: str, settings: LoaderSettings, *, in_document_order: bool = False
+    ) -> None:
+        """``in_document_order``: nodes come in document order (ancestors first), so until
+        the first ``xml:base`` attribute every base URI is the document's URL, which saves
+        asking libxml2 for each node's base. The streaming path feeds nodes at their end
+        (descendants first) and asks every time."""
+        self.document_url = document_url
+        self._fixed_base = in_document_order
+        self.settings = settings
+        self._links: dict[str, None] = {}
+        self._dependencies: dict[str, None] = {}
+        self.schema_locations: dict[str, str] = {}  # namespace ("" for none) -> schema URL
+        self.notes: list[str] = []
+        self._kind: str | None = None  # "rss", "sitemap" or None, from the root element
+        self._sitemap_urls = 0
+        self._sitemap_closed = False
+        self._links_capped = False
+
+    @property
+    def links(self) -> list[str]:
+        return list(self._links)
+
+    @property
+    def dependencies(self) -> list[str]:
+        return list(self._dependencies)
+
+    @property
+    def reads_text_links(self) -> bool:
+        """Whether element text can be a link here (RSS ``<link>``, sitemap ``<loc>``)."""
+        return self._kind is not None
+
+    @property
+    def is_sitemap(self) -> bool:
+        return self._kind == "sitemap"
+
+    def root(self, root: etree._Element) -> None:
+        """Note what kind of document this is (feed, sitemap, other) from its root."""
+        tag = root.tag
+        if tag in _RSS_ROOTS:
+            self._kind = "rss"
+        elif _local_name(tag) in _SITEMAP_ROOTS and "sitemap" in tag:
+            self._kind = "sitemap"
+
+    def dependency(self, url: str | None) -> None:
+        if url:
+            self._dependencies.setdefault(url, None)
+
+    def close_sitemap(self, reason: str) -> None:
+        """Stop taking sitemap URLs (the protocol's size cap was reached)."""
+        if self.is_sitemap and not self._sitemap_closed:
+            self._sitemap_closed = True
+            self.notes.append(reason)
+
+    def node(self, node: etree._Element) -> None:
+        """Collect what one element or processing instruction refers to."""
+        tag = node.tag
+        if not isinstance(tag, str):
+            if tag is etree.PI and node.target == "xml-stylesheet":
+                href = node.get("href")
+                if href:
+                    self.dependency(absolute_http_url(self._base_of(node), href))
+            return
+        base = None
+        attributes = node.attrib
+        if attributes:
+            if self._fixed_base and XML_BASE in attributes:
+                self._fixed_base = False  # this node and what follows may have another base
+            base = self._base_of(node)
+            for name, value in attributes.items():
+                if name in _LINK_ATTRIBUTES:
+                    self._add_link(base, value)
+                elif name == XSI_SCHEMA_LOCATION:
+                    self._schema_pairs(base, value)
+                elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
+                    self._schema(base, "", value)
+        if self._kind is None or not node.text:
+            return
+        name = _local_name(tag)
+        if self._kind == "sitemap" and name == "loc":
+            self._sitemap_loc(node)
+        elif self._kind == "rss" and name == "link":
+            self._add_link(base or self._base_of(node), node.text)
+
+    def _base_of(self, node: etree._Element) -> str:
+        if self._fixed_base:
+            return self.document_url
+        return node.base or self.document_url
+
+    def _sitemap_loc(self, node: etree._Element) -> None:
+        if self._sitemap_closed:
+            return
+        if self._sitemap_urls >= self.settings.sitemap_max_urls:
+            self.close_sitemap(
+                f"sitemap capped at {self.settings.sitemap_max_urls} URLs (sitemap protocol)"
+            )
+            return
+        self._sitemap_urls += 1
+        self._add_link(self._base_of(node), node.text)
+
+    def _schema_pairs(self, base: str, value: str) -> None:
+        words = value.split()
+        for namespace, location in zip(words[::2], words[1::2], strict=False):
+            self._schema(base, namespace, location)
+
+    def _schema(self, base: str, namespace: str, location: str) -> None:
+        url = absolute_http_url(base, location)
+        if url:
+            self.schema_locations.setdefault(namespace, url)
+            self.dependency(url)
+
+    def _add_link(self, base: str | None, reference: str | None) -> None:
+        if reference is None:
+            return
+        url = absolute_http_url(base or self.document_url, reference)
+        if url is None or url in self._links:
+            return
+        if len(self._links) >= self.settings.max_links:
+            if not self._links_capped:
+                self._links_capped = True
+                self.notes.append(f"links capped at {self.settings.max_links}")
+            return
+        self._links[url] = None

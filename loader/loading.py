@@ -1,0 +1,355 @@
+"""The loader: from a fetched body to a stored, validated, linked version (paper §2–3).
+
+For every XML page the crawler hands over (:class:`loader.interfaces.DocumentSink`):
+
+1. refuse it if it is too large; skip it if its MD5 equals the latest stored version's;
+2. parse it safely (whole tree, or streamed when large), validating it against its DTD;
+3. if a DTD, external entity or schema is not in the dependency cache, park the body,
+   record the wait in Status-Data and ask the crawler for what is missing (priority 0);
+4. otherwise validate against the schemas it names, store the version with its validity,
+   and send its links (children) and dependencies to the metadata manager.
+
+The loader types a page ERROR when it refuses it, DTD when it is a dependency, and XML when
+it loads it for the first time or after a failure (a page already LOADED was typed XML then,
+and the crawler's fetch records keep it so): one Status-Data read spares a write per refresh.
+
+Any refusal becomes data: the page is typed ERROR with a reason naming the line and column,
+its status is FAILED, and the previous good version stays in the repository. A body that
+arrives for a URL the loader asked for (or already caches) is a dependency: it is cached,
+typed DTD, and the documents waiting on it are loaded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from loader.dependencies import CacheResolver, DependencyCache, http_scope
+from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
+from loader.interfaces import Body, DependencyFetcher, MetadataPort
+from loader.parking import ParkingLot
+from loader.parsing import ParsedDocument, parse_stream, parse_tree
+from loader.records import LoadOutcome, LoadResult, Validity
+from loader.repository import DocumentRepository
+from loader.schemas import SchemaCheck, check_schema
+from loader.settings import LoaderSettings
+from metadata.clock import Clock
+from metadata.types import LoadStatus, PageType
+
+_HASH_CHUNK = 1 << 20
+_REMEMBERED_DEPENDENCY_IDS = 4096
+_DEPENDENCY_MEDIA_TYPES = frozenset(
+    {
+        "application/xml-dtd",
+        "application/xml-external-parsed-entity",
+        "text/xml-external-parsed-entity",
+    }
+)
+_DEPENDENCY_SUFFIXES = (".dtd", ".ent", ".mod")
+
+
+def md5_of(body: Body) -> str:
+    """Hex MD5 of a body held in memory or in a file (read in chunks)."""
+    if isinstance(body, bytes):
+        return hashlib.md5(body).hexdigest()
+    digest = hashlib.md5()
+    with open(body, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def content_type_of(headers: Mapping[str, str]) -> str | None:
+    """The Content-Type header, whatever the case of its name."""
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            return value
+    return None
+
+
+class Loader:
+    """Loads XML documents into the repository; implements ``DocumentSink``.
+
+    Parameters
+    ----------
+    folder
+        The repository's ``documents/`` folder.
+    metadata
+        The metadata manager (or anything with the :class:`MetadataPort` methods).
+    fetcher
+        How DTDs, entities and schemas are asked of the crawler.
+    clock
+        Simulated time, for the dependency timeout.
+    settings
+        Limits and choices; the defaults are safe.
+    in_scope
+        The crawl scope: dependencies outside it are refused.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        metadata: MetadataPort,
+        fetcher: DependencyFetcher,
+        clock: Clock,
+        settings: LoaderSettings | None = None,
+        in_scope: Callable[[str], bool] = http_scope,
+    ) -> None:
+        self.settings = settings or LoaderSettings()
+        self.metadata = metadata
+        self.fetcher = fetcher
+        self.clock = clock
+        self.in_scope = in_scope
+        folder = Path(folder)
+        self.repository = DocumentRepository(folder, self.settings.versions_kept)
+        self.cache = DependencyCache(folder / "dependencies")
+        self.parking = ParkingLot(folder / "pending")
+        self._dependency_ids: dict[str, int] = {}
+
+    def close(self) -> None:
+        """Close the repository's change log (the loader can still be used afterwards)."""
+        self.repository.close()
+
+    def resolver(self) -> CacheResolver:
+        """A fresh resolver (it records what one parse found missing)."""
+        return CacheResolver(self.cache, self._dependency_id, self.in_scope)
+
+    def _dependency_id(self, url: str) -> int | None:
+        """A dependency's URL-Id, remembered (URL-Ids never change; DTDs are shared)."""
+        url_id = self._dependency_ids.get(url)
+        if url_id is None:
+            url_id = self.metadata.id_for(url, create=False)
+            if url_id is not None:
+                if len(self._dependency_ids) >= _REMEMBERED_DEPENDENCY_IDS:
+                    self._dependency_ids.clear()
+                self._dependency_ids[url] = url_id
+        return url_id
+
+    # -- DocumentSink -------------------------------------------------------------------
+
+    def load(
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        headers: Mapping[str, str],
+        fetched_at: float,
+    ) -> LoadResult:
+        """Load one fetched body: a document, or a dependency the loader asked for."""
+        if not isinstance(body, bytes):
+            body = Path(body)
+        content_type = content_type_of(headers)
+        if self._is_dependency(url_id, url, content_type):
+            return self._dependency_arrived(url_id, url, body, fetched_at)
+        return self._load_document(url_id, url, body, content_type, fetched_at)
+
+    def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
+        """Fail every document waiting on a dependency the crawler could not fetch."""
+        failure = DependencyFailed(f"dependency {url} could not be fetched: {reason}")
+        return [self._fail(waiter, failure) for waiter in self.metadata.waiting_on(url_id)]
+
+    # -- waiting documents --------------------------------------------------------------
+
+    def expire_waiting(self) -> list[LoadResult]:
+        """Fail the parked documents that waited longer than the dependency timeout."""
+        timeout = self.settings.dependency_timeout_seconds
+        now = self.clock.now()
+        results = []
+        for parked in self.parking:
+            if now - parked.parked_at > timeout:
+                waited = ", ".join(parked.waiting_for)
+                failure = DependencyFailed(f"waited more than {timeout:g} s for {waited}")
+                results.append(self._fail(parked.url_id, failure))
+        return results
+
+    def retry(self, url_id: int) -> LoadResult | None:
+        """Load a parked document again (its dependencies may have arrived)."""
+        parked = self.parking.get(url_id)
+        if parked is None:
+            return None
+        return self._load_document(
+            url_id, parked.url, parked.body_path, parked.content_type, parked.fetched_at
+        )
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _is_dependency(self, url_id: int, url: str, content_type: str | None) -> bool:
+        """A DTD or entity: asked for, already cached, or typed so by its server or suffix.
+
+        A schema the loader did not ask for is an XML document like any other.
+        """
+        if url_id in self.cache or self.metadata.waiting_on(url_id):
+            return True
+        media_type = (content_type or "").partition(";")[0].strip().lower()
+        if media_type in _DEPENDENCY_MEDIA_TYPES:
+            return True
+        return urlsplit(url).path.lower().endswith(_DEPENDENCY_SUFFIXES)
+
+    def _dependency_arrived(
+        self, url_id: int, url: str, body: Body, fetched_at: float
+    ) -> LoadResult:
+        size = len(body) if isinstance(body, bytes) else body.stat().st_size
+        if size > self.settings.max_document_bytes:
+            reason = (
+                f"dependency of {size} bytes, over the limit of {self.settings.max_document_bytes}"
+            )
+            waiters = self.dependency_failed(url_id, url, reason)
+            self.metadata.set_type(url_id, PageType.ERROR, reason)
+            return LoadResult(
+                url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
+            )
+        data = body if isinstance(body, bytes) else body.read_bytes()
+        md5 = self.cache.put(url_id, url, data, fetched_at)
+        self.metadata.set_type(url_id, PageType.DTD)
+        retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
+        notes = self._describe([r for r in retried if r is not None])
+        return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+
+    def _describe(self, results: list[LoadResult]) -> tuple[str, ...]:
+        """One note per document a dependency's arrival (or failure) decided."""
+        return tuple(
+            f"{self.metadata.url_of(r.url_id)}: {r.outcome.value}"
+            + (f" ({r.reason})" if r.reason else "")
+            for r in results
+        )
+
+    def _load_document(
+        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+    ) -> LoadResult:
+        try:
+            return self._parse_and_store(url_id, url, body, content_type, fetched_at)
+        except DocumentRejected as rejected:
+            return self._fail(url_id, rejected)
+
+    def _parse_and_store(
+        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+    ) -> LoadResult:
+        settings = self.settings
+        size = len(body) if isinstance(body, bytes) else body.stat().st_size
+        if size > settings.max_document_bytes:
+            raise DocumentTooLarge(
+                f"document of {size} bytes, over the limit of {settings.max_document_bytes}"
+            )
+        md5 = md5_of(body)
+        latest = self.repository.latest(url_id)
+        if latest is not None and latest.md5 == md5:
+            self.parking.remove(url_id)
+            self._mark_loaded(url_id, f"version {latest.version}, unchanged")
+            return LoadResult(url_id, LoadOutcome.UNCHANGED, latest.version, md5, latest.validity)
+        resolver = self.resolver()
+        if size > settings.stream_threshold_bytes:
+            path = self._as_file(url_id, body)
+            try:
+                parsed = parse_stream(path, url, content_type, settings, resolver)
+            finally:
+                if path != body:
+                    path.unlink()
+        else:
+            data = body if isinstance(body, bytes) else body.read_bytes()
+            parsed = parse_tree(data, url, content_type, settings, resolver)
+        if parsed.missing:
+            return self._park(url_id, url, body, content_type, fetched_at, parsed)
+        schema = self._check_schema(parsed)
+        if schema.missing:
+            return self._park(url_id, url, body, content_type, fetched_at, parsed, schema.missing)
+        errors = (*parsed.dtd_errors, *schema.errors)[: settings.max_validation_errors]
+        validity = Validity(parsed.dtd, schema.check, errors)
+        notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
+        info = self.repository.store(url_id, url, body, md5, fetched_at, validity)
+        links, dependencies = self._record_links(url_id, parsed)
+        verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
+        self._mark_loaded(url_id, f"version {info.version}, {verdict}", always=True)
+        self.parking.remove(url_id)
+        return LoadResult(
+            url_id,
+            LoadOutcome.STORED,
+            info.version,
+            md5,
+            validity,
+            links=links,
+            dependencies=dependencies,
+            notes=notes,
+        )
+
+    def _as_file(self, url_id: int, body: Body) -> Path:
+        """A large body kept in memory is parked on disk first so it can be streamed."""
+        if isinstance(body, Path):
+            return body
+        path = self.parking.folder / f"{url_id}.stream"
+        path.write_bytes(body)
+        return path
+
+    def _mark_loaded(self, url_id: int, detail: str, *, always: bool = False) -> None:
+        """Status LOADED, and type XML if the page was not loaded before (first load, or
+        back from a failure). An unchanged refresh of a loaded page writes nothing."""
+        previous = self.metadata.status(url_id)
+        loaded = previous is not None and previous[0] is LoadStatus.LOADED
+        if not loaded:
+            self.metadata.set_type(url_id, PageType.XML)
+        if always or not loaded:
+            self.metadata.set_status(url_id, LoadStatus.LOADED, detail)
+
+    def _check_schema(self, parsed: ParsedDocument) -> SchemaCheck:
+        """The schema verdict (its ``missing`` lists schemas not yet fetched)."""
+        locations = parsed.collector.schema_locations
+        if not locations:
+            return SchemaCheck()
+        if parsed.streamed:
+            return SchemaCheck(note="schema not checked on a streamed document")
+        return check_schema(
+            parsed.tree, locations, self.resolver(), self.settings.max_validation_errors
+        )
+
+    def _record_links(self, url_id: int, parsed: ParsedDocument) -> tuple[int, int]:
+        """Send children and dependencies to Link-Data (the loader's own transaction)."""
+        collector = parsed.collector
+        metadata = self.metadata
+        links, dependencies = collector.links, collector.dependencies
+        ids = (
+            metadata.ids_for(links + dependencies, referrer=url_id) if links or dependencies else []
+        )
+        children = [i for i in dict.fromkeys(ids[: len(links)]) if i is not None]
+        dependencies = [i for i in dict.fromkeys(ids[len(links) :]) if i is not None]
+        metadata.set_children(url_id, children, dependencies=dependencies)
+        return len(children), len(dependencies)
+
+    def _park(
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        content_type: str | None,
+        fetched_at: float,
+        parsed: ParsedDocument,
+        missing_schemas: list[str] | None = None,
+    ) -> LoadResult:
+        """Keep the body, record the wait in Status-Data, ask the crawler for what is missing."""
+        missing = missing_schemas or parsed.missing
+        if missing_schemas:
+            status = LoadStatus.WAITING_SCHEMA
+        elif parsed.doctype_url in missing:
+            status = LoadStatus.WAITING_DTD
+        else:
+            status = LoadStatus.WAITING_ENTITY
+        earlier = self.parking.get(url_id)
+        already_requested = set(earlier.requested) if earlier else set()
+        ids = self.metadata.ids_for(missing, referrer=url_id)
+        if None in ids:
+            bad = missing[ids.index(None)]
+            raise DependencyFailed(f"dependency URL {bad} was refused by the metadata manager")
+        self.parking.park(url_id, url, body, content_type, fetched_at, self.clock.now(), missing)
+        detail = "waiting for " + ", ".join(missing)
+        self.metadata.set_status(url_id, status, detail, waiting_for=ids)
+        for dependency in missing:
+            if dependency not in already_requested:
+                self.fetcher.request(dependency, url_id)
+        return LoadResult(url_id, LoadOutcome.WAITING, reason=detail, waiting_for=tuple(missing))
+
+    def _fail(self, url_id: int, rejected: DocumentRejected) -> LoadResult:
+        """Record a refusal as data; the previous good version stays in the repository."""
+        self.metadata.set_type(url_id, PageType.ERROR, rejected.reason)
+        self.metadata.set_status(url_id, LoadStatus.FAILED, rejected.reason)
+        self.parking.remove(url_id)
+        return LoadResult(url_id, LoadOutcome.FAILED, reason=rejected.reason)

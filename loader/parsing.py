@@ -1,0 +1,372 @@
+"""Safe XML parsing with lxml: whole-tree for small documents, streamed for large ones.
+
+Both paths use the same hardened parser settings (:func:`safe_parser`): no network, no local
+files (every external load goes to :class:`loader.dependencies.CacheResolver`), no "huge"
+mode (libxml2 then caps text nodes, depth and entity amplification itself), plus the loader's
+own configurable depth and entity limits. A tree-parsed document with a DOCTYPE is validated
+while it is parsed; one that is well-formed but invalid is parsed again without validation,
+so it is stored with its validity errors rather than refused.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from lxml import etree
+
+from loader.dependencies import CacheResolver
+from loader.encoding import EncodingChoice, choose_encoding
+from loader.errors import (
+    DocumentRejected,
+    DocumentTooDeep,
+    EncodingProblem,
+    EntityExpansionRefused,
+    MalformedDocument,
+)
+from loader.links import (
+    FEED_LINK_CANDIDATES,
+    LINK_CANDIDATES,
+    LinkCollector,
+    absolute_http_url,
+)
+from loader.records import Check
+from loader.settings import LIBXML2_MAX_DEPTH, LoaderSettings
+
+_DOCTYPE_WINDOW = 1 << 20
+_VALIDITY_DOMAINS = frozenset({"VALID", "DTD"})
+_ENCODING_ERRORS = frozenset(
+    {"ERR_UNSUPPORTED_ENCODING", "ERR_INVALID_ENCODING", "ERR_INVALID_CHAR", "ERR_UNKNOWN_ENCODING"}
+)
+_DOCTYPE_SYSTEM_ID = re.compile(
+    rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
+)
+_POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
+_ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
+Result = TypeVar("Result")
+
+
+@dataclass
+class ParsedDocument:
+    """What parsing found. ``missing`` non-empty means: park until those URLs are cached."""
+
+    tree: etree._ElementTree | None
+    collector: LinkCollector | None
+    dtd: Check = Check.NONE
+    dtd_errors: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    doctype_url: str | None = None
+    streamed: bool = False
+
+
+def safe_parser(
+    resolver: CacheResolver,
+    *,
+    validate: bool = False,
+    encoding: str | None = None,
+    pull_base_url: str | None = None,
+) -> etree.XMLParser:
+    """An lxml parser that can only load external resources through ``resolver``.
+
+    With ``pull_base_url`` it is an ``XMLPullParser`` (fed in chunks, events start/end/pi).
+    """
+    options = {
+        "encoding": encoding,
+        "no_network": True,
+        "load_dtd": True,
+        "resolve_entities": True,
+        "dtd_validation": validate,
+        "huge_tree": False,
+        "remove_blank_text": False,
+    }
+    if pull_base_url is not None:
+        parser = etree.XMLPullParser(
+            events=("start", "end", "pi"), base_url=pull_base_url, **options
+        )
+    else:
+        parser = etree.XMLParser(**options)
+    parser.resolvers.add(resolver)
+    return parser
+
+
+def describe(entry: etree._LogEntry) -> str:
+    """One libxml2 error as a reason naming its line and column."""
+    return f"{entry.message.strip()} (line {entry.line}, column {entry.column})"
+
+
+def rejection(error: etree.XMLSyntaxError, log: etree._ListErrorLog) -> DocumentRejected:
+    """The named loader error for a libxml2 parse failure, with its line and column.
+
+    ``log`` is the failing parser's own error log (the exception's log may also hold
+    entries of earlier parses in the same thread).
+    """
+    entries = [e for e in log if e.level >= etree.ErrorLevels.ERROR]
+    entry = next((e for e in entries if e.domain_name not in _VALIDITY_DOMAINS), None)
+    if entry is None:  # a pull parser keeps no log: the exception's message is all there is
+        line, column = error.position if error.position else (None, None)
+        return MalformedDocument(_POSITION_SUFFIX.sub("", str(error.msg)), line, column)
+    message, line, column = entry.message.strip(), entry.line, entry.column
+    if "amplification" in message or "entity reference loop" in message.lower():
+        return EntityExpansionRefused(f"entity expansion refused: {message}", line, column)
+    if "Excessive depth" in message:
+        return DocumentTooDeep(f"elements nested deeper than {LIBXML2_MAX_DEPTH}", line, column)
+    if entry.type_name in _ENCODING_ERRORS or entry.domain_name in ("I18N", "IO"):
+        return EncodingProblem(f"encoding error: {message}", line, column)
+    return MalformedDocument(message, line, column)
+
+
+def _mentions_doctype(head: bytes, choice: EncodingChoice) -> bool:
+    """Whether the document's first megabyte holds a DOCTYPE (then it is validated)."""
+    head = head[:_DOCTYPE_WINDOW]
+    wide = choice.forced if choice.forced else None
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        wide = "utf-16"
+    elif head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        wide = "utf-32"
+    if wide and codecs.lookup(wide).name.startswith(("utf-16", "utf-32")):
+        return "<!DOCTYPE" in head.decode(wide, errors="ignore")
+    return b"<!DOCTYPE" in head
+
+
+def _parse_with_validation(
+    make_parser: Callable[[bool], etree.XMLParser],
+    run: Callable[[etree.XMLParser], Result],
+    validate: bool,
+    resolver: CacheResolver,
+    settings: LoaderSettings,
+) -> tuple[Result | None, list[str]]:
+    """Parse with ``run(make_parser(validate))``; on validity errors alone, without validation.
+
+    Returns the result (None when dependencies are missing) and the first validity errors.
+    """
+    parser = make_parser(validate)
+    try:
+        return run(parser), []
+    except etree.XMLSyntaxError as error:
+        if resolver.missing:
+            return None, []
+        problems = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
+        validity = [e for e in problems if e.domain_name in _VALIDITY_DOMAINS]
+        if not (validate and validity and len(validity) == len(problems)):
+            raise rejection(error, parser.error_log) from None
+        errors = [describe(e) for e in validity[: settings.max_validation_errors]]
+    parser = make_parser(False)
+    try:
+        return run(parser), errors
+    except etree.XMLSyntaxError as error:
+        if resolver.missing:
+            return None, []
+        raise rejection(error, parser.error_log) from None
+
+
+@functools.lru_cache(maxsize=8)
+def _too_deep_test(max_depth: int) -> etree.XPath:
+    """XPath that is true when an element sits deeper than ``max_depth``."""
+    return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
+
+
+def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
+    """Refuse documents whose declared entities expand past the configured limits.
+
+    libxml2 already stops excessive amplification while parsing; this adds the loader's own
+    bounds: the number of entity declarations and the expanded size of each entity (nested
+    references counted, memoised, stopping as soon as the bound is passed).
+    """
+    declared: dict[str, str] = {}
+    for dtd in (tree.docinfo.internalDTD, tree.docinfo.externalDTD):
+        if dtd is not None:
+            for entity in dtd.iterentities():
+                declared.setdefault(entity.name, entity.content or "")
+    if len(declared) > settings.max_entity_declarations:
+        raise EntityExpansionRefused(
+            f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
+        )
+    limit = settings.max_entity_expansion_bytes
+    sizes: dict[str, int] = {}
+
+    def expanded(name: str, trail: tuple[str, ...]) -> int:
+        if name in sizes:
+            return sizes[name]
+        if name in trail:
+            raise EntityExpansionRefused(f"entity {name!r} refers to itself")
+        text = declared.get(name, "")
+        size = len(text)
+        for reference in _ENTITY_REFERENCE.finditer(text):
+            size += expanded(reference.group(1), (*trail, name)) - len(reference.group(0))
+            if size > limit:
+                raise EntityExpansionRefused(
+                    f"entity {name!r} expands past {limit} bytes (billion laughs?)"
+                )
+        sizes[name] = size
+        return size
+
+    for name in declared:
+        expanded(name, ())
+
+
+def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
+    if not validated:
+        return Check.NONE
+    dtds = (tree.docinfo.internalDTD, tree.docinfo.externalDTD)
+    if not any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds):
+        return Check.NONE  # a DOCTYPE that only declares entities has no grammar to check
+    return Check.INVALID if errors else Check.VALID
+
+
+def _waiting(resolver: CacheResolver, url: str, head: bytes) -> ParsedDocument:
+    """The result of a parse that found dependencies missing (the document will wait)."""
+    found = _DOCTYPE_SYSTEM_ID.search(head[:_DOCTYPE_WINDOW])
+    doctype_url = (
+        absolute_http_url(url, found.group(2).decode("ascii", "replace")) if found else None
+    )
+    return ParsedDocument(None, None, missing=list(resolver.missing), doctype_url=doctype_url)
+
+
+def parse_tree(
+    body: bytes,
+    url: str,
+    content_type: str | None,
+    settings: LoaderSettings,
+    resolver: CacheResolver,
+) -> ParsedDocument:
+    """Parse a document held in memory into a tree, validate it and collect its links."""
+    choice = choose_encoding(body[:4], content_type)
+    validate = _mentions_doctype(body, choice)
+
+    def make_parser(with_validation: bool) -> etree.XMLParser:
+        return safe_parser(resolver, validate=with_validation, encoding=choice.forced)
+
+    def run(parser: etree.XMLParser) -> etree._Element:
+        return etree.fromstring(body, parser, base_url=url)
+
+    root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
+    if root is None or resolver.missing:
+        return _waiting(resolver, url, body)
+    tree = root.getroottree()
+    check_entities(tree, settings)
+    if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
+        raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
+    collector = LinkCollector(url, settings, in_document_order=True)
+    collector.root(root)
+    candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
+    for node in candidates(tree):
+        collector.node(node)
+    return _finish(tree, collector, validate, errors, resolver)
+
+
+def _finish(
+    tree: etree._ElementTree,
+    collector: LinkCollector,
+    validated: bool,
+    errors: list[str],
+    resolver: CacheResolver,
+) -> ParsedDocument:
+    doctype_url = tree.docinfo.system_url
+    base = tree.docinfo.URL or collector.document_url
+    dtd_url = absolute_http_url(base, doctype_url) if doctype_url else None
+    collector.dependency(dtd_url)
+    for used in resolver.used:
+        collector.dependency(used)
+    check = _dtd_check(tree, validated, errors)
+    return ParsedDocument(
+        tree,
+        collector,
+        dtd=check,
+        dtd_errors=errors if check is Check.INVALID else [],
+        doctype_url=dtd_url,
+    )
+
+
+def parse_stream(
+    path: Path,
+    url: str,
+    content_type: str | None,
+    settings: LoaderSettings,
+    resolver: CacheResolver,
+) -> ParsedDocument:
+    """Parse a large document from a file in chunks, freeing each element once processed.
+
+    Memory stays bounded by the chunk size and the deepest open element path, whatever the
+    document's size. The returned ``tree`` holds only the (emptied) root: the document itself
+    is read back from the repository when a query needs it.
+
+    The DTD is loaded (entities, defaults) but not validated against: libxml2 checks an
+    element's content model on the children still in the tree when the element ends, and
+    the streaming frees them, so a streamed document's DTD check is "none" (noted).
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    choice = choose_encoding(head, content_type)
+
+    def make_parser(with_validation: bool) -> etree.XMLParser:
+        return safe_parser(
+            resolver, validate=with_validation, encoding=choice.forced, pull_base_url=url
+        )
+
+    def run(parser: etree.XMLParser) -> tuple[etree._ElementTree, LinkCollector]:
+        collector = LinkCollector(url, settings)
+        state = _StreamState(collector, settings)
+        fed = 0
+        with open(path, "rb") as handle:
+            while chunk := handle.read(settings.stream_chunk_bytes):
+                parser.feed(chunk)
+                fed += len(chunk)
+                if fed > settings.sitemap_max_bytes:
+                    collector.close_sitemap(
+                        f"sitemap capped at its first {settings.sitemap_max_bytes} bytes"
+                    )
+                state.consume(parser.read_events())
+        root = parser.close()
+        state.consume(parser.read_events())
+        return root.getroottree(), collector
+
+    result, _ = _parse_with_validation(make_parser, run, False, resolver, settings)
+    if result is None or resolver.missing:
+        with open(path, "rb") as handle:
+            return _waiting(resolver, url, handle.read(_DOCTYPE_WINDOW))
+    tree, collector = result
+    if tree.docinfo.doctype:
+        collector.notes.append("DTD not checked on a streamed document")
+    parsed = _finish(tree, collector, False, [], resolver)
+    parsed.streamed = True
+    return parsed
+
+
+class _StreamState:
+    """Follows a pull parser's events: depth, entity check, links, freeing finished elements."""
+
+    def __init__(self, collector: LinkCollector, settings: LoaderSettings) -> None:
+        self.collector = collector
+        self.settings = settings
+        self.depth = 0
+        self.started = False
+
+    def consume(self, events: Iterable[tuple[str, etree._Element]]) -> None:
+        collector = self.collector
+        for event, node in events:
+            if event == "start":
+                self.depth += 1
+                if self.depth > self.settings.max_depth:
+                    raise DocumentTooDeep(
+                        f"elements nested deeper than {self.settings.max_depth}",
+                        node.sourceline,
+                    )
+                if not self.started:
+                    self.started = True
+                    check_entities(node.getroottree(), self.settings)
+                    collector.root(node)
+            elif event == "end":
+                self.depth -= 1
+                collector.node(node)
+                node.clear()
+                parent = node.getparent()
+                if parent is not None:
+                    while node.getprevious() is not None:
+                        del parent[0]
+            else:
+                collector.node(node)

@@ -1,0 +1,95 @@
+"""The typed records the loader hands back: validity, load results, stored versions."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Check(enum.StrEnum):
+    """The outcome of one validation (against a DTD, or against an XML Schema)."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    NONE = "none"  # the document names no DTD / no schema
+
+
+@dataclass(frozen=True, slots=True)
+class Validity:
+    """What validation said of a document: kept with every stored version.
+
+    ``errors`` holds the first validity errors (DTD first, then schema), each naming its line
+    and column.
+    """
+
+    dtd: Check = Check.NONE
+    schema: Check = Check.NONE
+    errors: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        """True unless a DTD or a schema the document names says it is invalid."""
+        return Check.INVALID not in (self.dtd, self.schema)
+
+    def as_dict(self) -> dict:
+        return {"dtd": self.dtd.value, "schema": self.schema.value, "errors": list(self.errors)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Validity:
+        return cls(Check(data["dtd"]), Check(data["schema"]), tuple(data["errors"]))
+
+
+class LoadOutcome(enum.StrEnum):
+    """What :meth:`loader.Loader.load` did with a body."""
+
+    STORED = "stored"  # a new version is in the repository
+    UNCHANGED = "unchanged"  # same MD5 as the latest version: nothing new stored
+    WAITING = "waiting"  # parked until its DTD / entities / schema arrive (Status-Data)
+    FAILED = "failed"  # refused: the page is ERROR with the reason, the old version stays
+    DEPENDENCY = "dependency"  # a DTD, entity or schema: cached, waiting documents retried
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """The answer of the loader for one body handed to it."""
+
+    url_id: int
+    outcome: LoadOutcome
+    version: int | None = None
+    md5: str | None = None
+    validity: Validity | None = None
+    reason: str | None = None
+    links: int = 0
+    dependencies: int = 0
+    waiting_for: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """One stored version of a document, as the repository's index records it."""
+
+    version: int
+    md5: str
+    fetched_at: float
+    size: int
+    validity: Validity = field(default_factory=Validity)
+
+    def as_dict(self) -> dict:
+        return {
+            "version": self.version,
+            "md5": self.md5,
+            "fetched_at": self.fetched_at,
+            "size": self.size,
+            "validity": self.validity.as_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> VersionInfo:
+        return cls(
+            data["version"],
+            data["md5"],
+            data["fetched_at"],
+            data["size"],
+            Validity.from_dict(data["validity"]),
+        )

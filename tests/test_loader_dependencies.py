@@ -1,0 +1,202 @@
+"""DTDs, external entities and schemas fetched through the crawler; parking and timeouts."""
+
+from __future__ import annotations
+
+import pytest
+
+from loader import Check, Loader, LoaderSettings, LoadOutcome
+from metadata.clock import ManualClock
+from metadata.types import LoadStatus, PageType
+from tests.loader_fakes import FakeFetcher, FakeMetadata
+
+DOC = "http://xml.test/books/doc.xml"
+DTD = "http://xml.test/books/book.dtd"
+ENTITY = "http://xml.test/books/chapter.ent"
+XSD = "http://xml.test/books/book.xsd"
+
+BOOK_DTD = b"""<!ELEMENT book (title, chapter*)>
+<!ELEMENT title (#PCDATA)>
+<!ELEMENT chapter (#PCDATA)>
+<!ATTLIST book lang CDATA "en">
+"""
+VALID = b'<?xml version="1.0"?>\n<!DOCTYPE book SYSTEM "book.dtd">\n<book><title>T</title></book>'
+INVALID = b'<?xml version="1.0"?>\n<!DOCTYPE book SYSTEM "book.dtd">\n<book><chapter/></book>'
+BOOK_XSD = b"""<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    targetNamespace="urn:book" elementFormDefault="qualified">
+  <xs:element name="book"><xs:complexType><xs:sequence>
+    <xs:element name="pages" type="xs:int"/>
+  </xs:sequence></xs:complexType></xs:element>
+</xs:schema>"""
+
+
+def schema_document(pages: bytes) -> bytes:
+    return (
+        b'<book xmlns="urn:book" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        b' xsi:schemaLocation="urn:book book.xsd"><pages>' + pages + b"</pages></book>"
+    )
+
+
+@pytest.fixture
+def md():
+    return FakeMetadata()
+
+
+@pytest.fixture
+def fetcher():
+    return FakeFetcher()
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(1000.0)
+
+
+@pytest.fixture
+def loader(tmp_path, md, fetcher, clock):
+    return Loader(tmp_path / "documents", md, fetcher, clock, LoaderSettings())
+
+
+def deliver(loader, md, url, body, at=1001.0):
+    """What the crawler does when a dependency it queued at priority 0 arrives."""
+    return loader.load(md.id_for(url), url, body, {}, at)
+
+
+def test_document_waits_for_its_dtd_then_loads_valid(loader, md, fetcher):
+    doc_id = md.id_for(DOC)
+    waiting = loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    assert waiting.outcome is LoadOutcome.WAITING
+    assert fetcher.requests == [(DTD, doc_id)]
+    assert md.statuses[doc_id][0] is LoadStatus.WAITING_DTD
+    assert md.waiting_on(md.id_for(DTD)) == [doc_id]
+    assert loader.repository.latest(doc_id) is None
+
+    arrived = deliver(loader, md, DTD, BOOK_DTD)
+    assert arrived.outcome is LoadOutcome.DEPENDENCY
+    assert md.types[md.id_for(DTD)][0] is PageType.DTD
+    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    stored = loader.repository.latest(doc_id)
+    assert stored.validity.dtd is Check.VALID
+    assert md.dependencies_of(doc_id) == [DTD]
+    assert md.links_of(doc_id) == []  # a DTD is a dependency, not a link
+    assert list(loader.parking) == []
+
+
+def test_invalid_document_is_stored_with_its_first_errors(loader, md):
+    deliver(loader, md, DTD, BOOK_DTD)
+    result = loader.load(md.id_for(DOC), DOC, INVALID, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.dtd is Check.INVALID
+    assert not result.validity.valid
+    assert any("line 3" in error for error in result.validity.errors)
+    assert loader.repository.latest(result.url_id).validity == result.validity
+
+
+def test_cached_dtd_is_used_without_asking_again(loader, md, fetcher):
+    deliver(loader, md, DTD, BOOK_DTD)
+    result = loader.load(md.id_for(DOC), DOC, VALID, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert fetcher.requests == []
+
+
+def test_dtd_default_attributes_and_external_entities(loader, md, fetcher):
+    dtd = BOOK_DTD + b'<!ENTITY chapter1 SYSTEM "chapter.ent">\n'
+    body = (
+        b'<!DOCTYPE book SYSTEM "book.dtd">\n'
+        b"<book><title>T</title><chapter>&chapter1;</chapter></book>"
+    )
+    doc_id = md.id_for(DOC)
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
+    deliver(loader, md, DTD, dtd)
+    assert md.statuses[doc_id][0] is LoadStatus.WAITING_ENTITY
+    assert fetcher.urls == [DTD, ENTITY]
+    deliver(loader, md, ENTITY, b"It was a dark night.")
+    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    tree = loader.repository.read(doc_id)
+    assert tree == body  # the stored body is what was fetched, not its expansion
+    assert set(md.dependencies_of(doc_id)) == {DTD, ENTITY}
+
+
+def test_waiting_document_fails_after_the_timeout(loader, md, clock):
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    clock.advance(loader.settings.dependency_timeout_seconds - 1)
+    assert loader.expire_waiting() == []
+    clock.advance(2)
+    [failed] = loader.expire_waiting()
+    assert failed.outcome is LoadOutcome.FAILED
+    assert DTD in failed.reason
+    assert md.types[doc_id][0] is PageType.ERROR
+    assert list(loader.parking) == []
+
+
+def test_unfetchable_dtd_fails_its_waiters(loader, md):
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    [failed] = loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
+    assert failed.url_id == doc_id
+    assert md.statuses[doc_id] == (
+        LoadStatus.FAILED,
+        f"dependency {DTD} could not be fetched: HTTP 404",
+    )
+
+
+def test_parked_document_survives_a_restart(tmp_path, md, fetcher, clock):
+    first = Loader(tmp_path / "documents", md, fetcher, clock)
+    doc_id = md.id_for(DOC)
+    first.load(doc_id, DOC, VALID, {}, 1000.0)
+    second = Loader(tmp_path / "documents", md, fetcher, clock)
+    deliver(second, md, DTD, BOOK_DTD)
+    assert second.repository.latest(doc_id).validity.dtd is Check.VALID
+
+
+def test_schema_is_fetched_then_checked(loader, md, fetcher):
+    url = "http://xml.test/books/pages.xml"
+    waiting = loader.load(md.id_for(url), url, schema_document(b"12"), {}, 1000.0)
+    assert waiting.outcome is LoadOutcome.WAITING
+    assert md.statuses[waiting.url_id][0] is LoadStatus.WAITING_SCHEMA
+    assert fetcher.urls == [XSD]
+    deliver(loader, md, XSD, BOOK_XSD)
+    stored = loader.repository.latest(waiting.url_id)
+    assert stored.validity.schema is Check.VALID
+    assert md.dependencies_of(waiting.url_id) == [XSD]
+
+    other = "http://xml.test/books/bad.xml"
+    bad = loader.load(md.id_for(other), other, schema_document(b"many"), {}, 1000.0)
+    assert bad.validity.schema is Check.INVALID
+    assert "not a valid value" in bad.validity.errors[0]
+
+
+def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
+    loader = Loader(
+        tmp_path / "documents", md, fetcher, clock, LoaderSettings(max_document_bytes=1000)
+    )
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    result = deliver(loader, md, DTD, b"<!-- " + b"x" * 2000 + b" -->")
+    assert result.outcome is LoadOutcome.FAILED
+    assert md.types[md.id_for(DTD)][0] is PageType.ERROR
+    assert md.statuses[doc_id][0] is LoadStatus.FAILED
+    assert "over the limit of 1000" in md.statuses[doc_id][1]
+
+
+def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    body = INVALID.replace(b"<chapter/>", b"<title>T</title>" + b"<chapter>c</chapter>" * 20)
+    doc_id = md.id_for(DOC)
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
+    assert fetcher.urls == [DTD]
+    arrived = deliver(loader, md, DTD, BOOK_DTD)
+    assert arrived.notes == (f"{DOC}: stored",)
+    stored = loader.repository.latest(doc_id)
+    assert stored.validity.dtd is Check.NONE  # the streaming frees what validation reads
+    assert loader.repository.read(doc_id) == body
+
+
+def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    deliver(loader, md, DTD, BOOK_DTD)
+    body = VALID.replace(b"</book>", b"<chapter>c</chapter>" * 10 + b"</book>")
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.notes == ("DTD not checked on a streamed document",)

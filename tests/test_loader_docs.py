@@ -1,0 +1,31 @@
+"""Every loader command is documented in docs/loader.md and has help text."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from xyleme.cli import cli
+
+DOC = Path(__file__).parent.parent / "docs" / "loader.md"
+DOCS = DOC.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["load", "doc", "diff", "changes", "query"])
+def test_command_is_documented_with_help(command):
+    assert f"xyleme {command} " in DOCS
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0
+    assert len(cli.commands[command].help or "") > 20
+
+
+def test_python_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    failed, attempted = doctest.testfile(
+        str(DOC), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
+    )
+    assert attempted >= 10
+    assert failed == 0

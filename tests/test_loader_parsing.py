@@ -1,0 +1,172 @@
+"""Loading well-formed, malformed, badly encoded, oversize and deep documents."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from loader import Loader, LoaderSettings, LoadOutcome
+from loader.records import Check
+from metadata.clock import ManualClock
+from metadata.types import LoadStatus, PageType
+from tests.loader_fakes import FakeFetcher, FakeMetadata
+
+URL = "http://xml.test/catalog.xml"
+
+
+@pytest.fixture
+def md():
+    return FakeMetadata()
+
+
+def make_loader(tmp_path, md, **settings):
+    return Loader(
+        tmp_path / "documents", md, FakeFetcher(), ManualClock(1000.0), LoaderSettings(**settings)
+    )
+
+
+def load(loader, md, body, url=URL, headers=None, at=1000.0):
+    return loader.load(md.id_for(url), url, body, headers or {}, at)
+
+
+def test_well_formed_document_is_stored_as_xml(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, b"<catalog><item>pen</item></catalog>")
+    assert result.outcome is LoadOutcome.STORED
+    assert result.version == 1
+    assert result.validity.dtd is Check.NONE
+    assert loader.repository.read(result.url_id) == b"<catalog><item>pen</item></catalog>"
+    assert md.types[result.url_id] == (PageType.XML, None)
+    assert md.statuses[result.url_id][0] is LoadStatus.LOADED
+
+
+def test_malformed_document_is_error_naming_line_and_column(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, b"<catalog>\n  <item>pen</catalog>")
+    assert result.outcome is LoadOutcome.FAILED
+    assert "line 2, column" in result.reason
+    assert "mismatch" in result.reason
+    assert md.types[result.url_id] == (PageType.ERROR, result.reason)
+    assert md.statuses[result.url_id] == (LoadStatus.FAILED, result.reason)
+
+
+def test_recovery_after_a_failure_types_the_page_xml_again(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    load(loader, md, b"<r>")
+    assert md.types[1][0] is PageType.ERROR
+    load(loader, md, b"<r/>", at=2000.0)
+    assert md.types[1] == (PageType.XML, None)
+
+
+def test_return_to_the_stored_content_after_a_failure_clears_the_error(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    load(loader, md, b"<r>good</r>")
+    load(loader, md, b"<r>bad", at=2000.0)
+    again = load(loader, md, b"<r>good</r>", at=3000.0)
+    assert again.outcome is LoadOutcome.UNCHANGED
+    assert md.types[1] == (PageType.XML, None)
+    assert md.statuses[1] == (LoadStatus.LOADED, "version 1, unchanged")
+
+
+def test_bad_refresh_keeps_the_previous_good_version(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    good = load(loader, md, b"<catalog><item>pen</item></catalog>")
+    bad = load(loader, md, b"<catalog><item>", at=2000.0)
+    assert bad.outcome is LoadOutcome.FAILED
+    document = loader.repository.document(good.url_id)
+    assert [v.version for v in document.versions] == [1]
+    assert loader.repository.read(good.url_id) == b"<catalog><item>pen</item></catalog>"
+
+
+def test_http_charset_decodes_a_latin1_body(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    body = "<r>café</r>".encode("latin-1")
+    result = load(loader, md, body, headers={"Content-Type": "text/xml; charset=ISO-8859-1"})
+    assert result.outcome is LoadOutcome.STORED
+
+
+def test_latin1_bytes_without_charset_are_an_encoding_error(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, "<r>café</r>".encode("latin-1"))
+    assert result.outcome is LoadOutcome.FAILED
+    assert result.reason.startswith("encoding error")
+    assert "line 1, column" in result.reason
+
+
+def test_unknown_http_charset_is_refused_by_name(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, b"<r/>", headers={"content-type": "application/xml; charset=klingon"})
+    assert result.outcome is LoadOutcome.FAILED
+    assert "unknown encoding 'klingon' in the HTTP charset" in result.reason
+
+
+def test_byte_order_mark_wins_over_http_charset(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    body = codecs.BOM_UTF16_LE + "<r>ŝ</r>".encode("utf-16-le")
+    result = load(loader, md, body, headers={"Content-Type": "text/xml; charset=iso-8859-1"})
+    assert result.outcome is LoadOutcome.STORED
+
+
+def test_declared_encoding_is_used(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    body = '<?xml version="1.0" encoding="ISO-8859-1"?><r>café</r>'.encode("latin-1")
+    assert load(loader, md, body).outcome is LoadOutcome.STORED
+
+
+def test_oversize_document_is_refused_without_parsing(tmp_path, md):
+    loader = make_loader(tmp_path, md, max_document_bytes=100, stream_threshold_bytes=50)
+    result = load(loader, md, b"<r>" + b"x" * 200 + b"</r>")
+    assert result.outcome is LoadOutcome.FAILED
+    assert "over the limit of 100" in result.reason
+
+
+def test_too_deep_document_is_refused(tmp_path, md):
+    loader = make_loader(tmp_path, md, max_depth=10)
+    result = load(loader, md, b"<a>" * 11 + b"</a>" * 11)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "deeper than 10" in result.reason
+    assert load(loader, md, b"<a>" * 10 + b"</a>" * 10, url="http://xml.test/ok.xml").version == 1
+
+
+def test_default_depth_limit_is_libxml2s(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    result = load(loader, md, b"<a>" * 300 + b"</a>" * 300)
+    assert result.outcome is LoadOutcome.FAILED
+    assert result.reason.startswith("elements nested deeper than 256 (line 1, column")
+
+
+def test_too_deep_streamed_document_is_refused(tmp_path, md):
+    loader = make_loader(tmp_path, md, max_depth=10, stream_threshold_bytes=64)
+    result = load(loader, md, b"<a>" * 30 + b"</a>" * 30)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "deeper than 10" in result.reason
+
+
+def test_streamed_document_is_stored_whole(tmp_path, md):
+    loader = make_loader(tmp_path, md, stream_threshold_bytes=1024, stream_chunk_bytes=100)
+    body = (
+        b"<list>" + b"".join(b'<i href="/p%d.xml">%d</i>' % (n, n) for n in range(500)) + b"</list>"
+    )
+    result = load(loader, md, body)
+    assert result.outcome is LoadOutcome.STORED
+    assert loader.repository.read(result.url_id) == body
+    assert result.links == 500
+
+
+def test_streamed_malformed_document_names_the_line(tmp_path, md):
+    loader = make_loader(tmp_path, md, stream_threshold_bytes=64, stream_chunk_bytes=16)
+    body = b"<list>\n" + b"<i>x</i>\n" * 20 + b"<i>oops</list>"
+    result = load(loader, md, body)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "line 22" in result.reason
+
+
+def test_spooled_file_body_is_loaded(tmp_path, md):
+    loader = make_loader(tmp_path, md)
+    spooled = tmp_path / "spool.xml"
+    spooled.write_bytes(b"<r><a href='x.xml'/></r>")
+    result = load(loader, md, spooled)
+    assert result.outcome is LoadOutcome.STORED
+    assert md.links_of(result.url_id) == ["http://xml.test/x.xml"]
+    assert spooled.exists()  # the crawler owns its spool file

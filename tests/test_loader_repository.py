@@ -1,0 +1,101 @@
+"""The versioned repository: versions only on change, N kept, any version cheap to read."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from loader import Check, Loader, LoaderSettings, LoadOutcome, Validity
+from loader.errors import DocumentNotFound, VersionNotFound
+from loader.repository import DocumentRepository
+from metadata.clock import ManualClock
+from tests.loader_fakes import FakeFetcher, FakeMetadata
+
+URL = "http://xml.test/prices.xml"
+
+
+@pytest.fixture
+def repository(tmp_path):
+    return DocumentRepository(tmp_path / "documents", versions_kept=3)
+
+
+def store(repository, body: bytes, at: float, url_id: int = 7):
+    return repository.store(url_id, URL, body, hashlib.md5(body).hexdigest(), at, Validity())
+
+
+def test_versions_are_numbered_and_readable(repository):
+    store(repository, b"<p>1</p>", 10.0)
+    store(repository, b"<p>2</p>", 20.0)
+    assert [v.version for v in repository.document(7).versions] == [1, 2]
+    assert repository.read(7) == b"<p>2</p>"
+    assert repository.read(7, 1) == b"<p>1</p>"
+    assert repository.version(7, 1).fetched_at == 10.0
+
+
+def test_only_the_configured_number_of_versions_is_kept(repository):
+    for n in range(5):
+        store(repository, b"<p>%d</p>" % n, float(n))
+    document = repository.document(7)
+    assert [v.version for v in document.versions] == [3, 4, 5]
+    with pytest.raises(VersionNotFound, match="versions kept: 3, 4, 5"):
+        repository.read(7, 1)
+    bodies = sorted(p.name for p in repository.path_of(7).parent.glob("*.xml"))
+    assert len(bodies) == 3  # pruned versions' bodies are gone
+
+
+def test_a_return_to_earlier_content_shares_its_body(repository):
+    store(repository, b"<p>a</p>", 1.0)
+    store(repository, b"<p>b</p>", 2.0)
+    store(repository, b"<p>a</p>", 3.0)
+    assert repository.path_of(7, 1) == repository.path_of(7, 3)
+    assert len(list(repository.path_of(7).parent.glob("*.xml"))) == 2
+
+
+def test_unknown_document(repository):
+    with pytest.raises(DocumentNotFound):
+        repository.read(99)
+    assert repository.latest(99) is None
+
+
+def test_change_log_lists_versions_since_a_time(repository):
+    store(repository, b"<p>1</p>", 10.0)
+    store(repository, b"<p>2</p>", 20.0, url_id=8)
+    assert [(c.url_id, c.version) for c in repository.changes(15.0)] == [(8, 1)]
+    assert len(list(repository.changes())) == 2
+
+
+def test_torn_last_change_line_is_skipped(repository):
+    store(repository, b"<p>1</p>", 10.0)
+    with open(repository.folder / "changes.log", "a") as log:
+        log.write('{"url_id": 3, "ur')
+    assert len(list(repository.changes())) == 1
+
+
+def test_loader_stores_a_version_only_on_change(tmp_path):
+    md = FakeMetadata()
+    loader = Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(0.0))
+    url_id = md.id_for(URL)
+    first = loader.load(url_id, URL, b"<p>1</p>", {}, 10.0)
+    same = loader.load(url_id, URL, b"<p>1</p>", {}, 20.0)
+    changed = loader.load(url_id, URL, b"<p>2</p>", {}, 30.0)
+    assert (first.outcome, same.outcome, changed.outcome) == (
+        LoadOutcome.STORED,
+        LoadOutcome.UNCHANGED,
+        LoadOutcome.STORED,
+    )
+    assert same.version == 1
+    assert changed.version == 2
+    assert [v.fetched_at for v in loader.repository.document(url_id).versions] == [10.0, 30.0]
+
+
+def test_validity_is_kept_with_each_version(tmp_path):
+    md = FakeMetadata()
+    loader = Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(0.0), LoaderSettings())
+    dtd = b"<!DOCTYPE p [<!ELEMENT p (#PCDATA)>]>"
+    url_id = md.id_for(URL)
+    loader.load(url_id, URL, dtd + b"<p>1</p>", {}, 10.0)
+    loader.load(url_id, URL, dtd + b"<p><b/></p>", {}, 20.0)
+    versions = loader.repository.document(url_id).versions
+    assert [v.validity.dtd for v in versions] == [Check.VALID, Check.INVALID]
+    assert versions[1].validity.errors

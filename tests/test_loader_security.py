@@ -1,0 +1,154 @@
+"""XXE, billion laughs, quadratic blowup and out-of-scope references are refused."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from loader import Loader, LoaderSettings, LoadOutcome
+from metadata.clock import ManualClock
+from metadata.types import PageType
+from tests.loader_fakes import FakeFetcher, FakeMetadata
+
+URL = "http://xml.test/doc.xml"
+
+BILLION_LAUGHS = (
+    b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+"""
+    + b"".join(
+        b'<!ENTITY lol%d "%s">\n' % (n, (b"&lol%d;" % (n - 1) if n > 1 else b"&lol;") * 10)
+        for n in range(1, 10)
+    )
+    + b"""]>
+<lolz>&lol9;</lolz>"""
+)
+
+
+@pytest.fixture
+def md():
+    return FakeMetadata()
+
+
+@pytest.fixture
+def fetcher():
+    return FakeFetcher()
+
+
+def make_loader(tmp_path, md, fetcher, **settings):
+    return Loader(tmp_path / "documents", md, fetcher, ManualClock(0.0), LoaderSettings(**settings))
+
+
+@pytest.fixture
+def secret(tmp_path):
+    path = tmp_path / "secret.txt"
+    path.write_text("TOP-SECRET-VALUE")
+    return path
+
+
+def everything_written(tmp_path) -> bytes:
+    return b"".join(p.read_bytes() for p in (tmp_path / "documents").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("reference", ["file://{path}", "file:{path}"], ids=["url", "relative"])
+def test_xxe_never_reads_a_local_file(tmp_path, md, fetcher, secret, reference):
+    loader = make_loader(tmp_path, md, fetcher)
+    system = reference.format(path=secret).encode()
+    body = b'<!DOCTYPE r [<!ENTITY x SYSTEM "' + system + b'">]><r>&x;</r>'
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "only http(s) URLs are fetched" in result.reason
+    assert md.types[result.url_id][0] is PageType.ERROR
+    assert fetcher.requests == []
+    assert b"TOP-SECRET" not in everything_written(tmp_path)
+
+
+def test_absolute_path_resolves_against_the_document_url_never_the_disk(
+    tmp_path, md, fetcher, secret
+):
+    loader = make_loader(tmp_path, md, fetcher)
+    body = f'<!DOCTYPE r [<!ENTITY x SYSTEM "{secret}">]><r>&x;</r>'.encode()
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.WAITING
+    assert fetcher.urls == [f"http://xml.test{secret}"]
+    assert b"TOP-SECRET" not in everything_written(tmp_path)
+
+
+def test_xxe_through_a_local_external_dtd_is_refused(tmp_path, md, fetcher, secret):
+    loader = make_loader(tmp_path, md, fetcher)
+    body = f'<!DOCTYPE r SYSTEM "file://{secret}"><r/>'.encode()
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert fetcher.requests == []
+
+
+def test_parameter_entity_to_a_local_file_is_refused(tmp_path, md, fetcher, secret):
+    loader = make_loader(tmp_path, md, fetcher)
+    body = f'<!DOCTYPE r [<!ENTITY % p SYSTEM "file://{secret}"> %p;]><r/>'.encode()
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "refused" in result.reason
+
+
+def test_billion_laughs_refused_fast_with_bounded_memory(tmp_path, md, fetcher):
+    loader = make_loader(tmp_path, md, fetcher)
+    tracemalloc.start()
+    started = time.process_time()
+    result = loader.load(md.id_for(URL), URL, BILLION_LAUGHS, {}, 0.0)
+    cpu = time.process_time() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert result.outcome is LoadOutcome.FAILED
+    assert result.reason.startswith("entity expansion refused")
+    assert peak < 20 * 2**20  # expanded, it would be 3 GB
+    assert cpu < 5.0  # generous: a refusal takes milliseconds, an expansion minutes
+
+
+def test_quadratic_blowup_refused(tmp_path, md, fetcher):
+    loader = make_loader(tmp_path, md, fetcher)
+    big = b"a" * 100_000
+    body = b'<!DOCTYPE r [<!ENTITY e "' + big + b'">]><r>' + b"&e;" * 20_000 + b"</r>"
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert result.reason.startswith("entity expansion refused")
+
+
+def test_configured_entity_expansion_limit(tmp_path, md, fetcher):
+    loader = make_loader(tmp_path, md, fetcher, max_entity_expansion_bytes=500)
+    body = b'<!DOCTYPE r [<!ENTITY a "xxxxxxxxxx"><!ENTITY b "' + b"&a;" * 60 + b'">]><r>&b;</r>'
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "expands past 500 bytes" in result.reason
+
+
+def test_configured_entity_count_limit(tmp_path, md, fetcher):
+    loader = make_loader(tmp_path, md, fetcher, max_entity_declarations=3)
+    declarations = b"".join(b'<!ENTITY e%d "x">' % n for n in range(5))
+    result = loader.load(md.id_for(URL), URL, b"<!DOCTYPE r [" + declarations + b"]><r/>", {}, 0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "5 entity declarations" in result.reason
+
+
+def test_dtd_outside_the_crawl_scope_is_refused(tmp_path, md, fetcher):
+    loader = Loader(
+        tmp_path / "documents",
+        md,
+        fetcher,
+        ManualClock(0.0),
+        in_scope=lambda url: url.startswith("http://xml.test/"),
+    )
+    body = b'<!DOCTYPE r SYSTEM "http://evil.test/r.dtd"><r/>'
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "outside the crawl scope" in result.reason
+    assert fetcher.requests == []
+
+
+def test_internal_entities_within_limits_are_expanded(tmp_path, md, fetcher):
+    loader = make_loader(tmp_path, md, fetcher)
+    body = b'<!DOCTYPE r [<!ENTITY co "Xyleme SA">]><r>&co;</r>'
+    result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
+    assert result.outcome is LoadOutcome.STORED
