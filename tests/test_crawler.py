@@ -1,0 +1,605 @@
+"""The crawler against small loopback sites: links, robots, politeness, 304s, faults.
+
+Every test starts its own virtual-host site on 127.0.0.1 (tests/crawler_site.py); names
+under ``.test`` resolve to it, anything else fails like DNS would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import itertools
+
+import pytest
+
+from metadata import Metadata, PageType
+from metadata.clock import ManualClock
+from tests.crawler_site import Page, Site, SiteResolver
+from xyleme import signals
+from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+
+FAST = {"min_delay": 0.0, "concurrency": 8, "per_host_concurrency": 2, "write_interval": 0.01}
+
+
+@pytest.fixture
+async def site():
+    web = Site()
+    await web.start()
+    yield web
+    await web.stop()
+
+
+@pytest.fixture
+def md(tmp_path):
+    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
+        yield metadata
+
+
+def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
+    return Crawler(
+        md,
+        CrawlerSettings(**{**FAST, **settings}),
+        scope or Scope(domains=frozenset({"test"})),
+        clock=md.clock,
+        resolver=SiteResolver(),
+        sink=sink,
+    )
+
+
+def children_urls(md, url) -> list[str]:
+    page = md.page_by_url(url)
+    return sorted(md.urls_of(md.children(page.url_id).tolist()))
+
+
+def listen(crawler, signal) -> list:
+    heard = []
+    crawler.signals.connect(signal, heard.append)
+    return heard
+
+
+# ---------------------------------------------------------------------- link graph
+
+
+async def test_crawl_equals_the_link_graph_of_robots_allowed_pages(site, md):
+    site.add(
+        "a.test", "/robots.txt", Page(b"User-agent: *\nDisallow: /private/", 200, "text/plain")
+    )
+    b_page = site.url("b.test", "/y.html")
+    home = site.html("a.test", "/", ["/x.html", b_page, "/private/p.html", "x.html#frag"])
+    site.html("a.test", "/x.html", ["/", "./sub/../x.html"])
+    site.html("a.test", "/private/p.html", ["/never-reached.html"])
+    site.html("b.test", "/y.html", [site.url("a.test", "/x.html")])
+    crawler = make_crawler(md)
+    assert crawler.submit(home)
+    stats = await crawler.run()
+
+    x_page, private = site.url("a.test", "/x.html"), site.url("a.test", "/private/p.html")
+    assert children_urls(md, home) == sorted([x_page, b_page, private])
+    assert children_urls(md, x_page) == sorted([home, x_page])
+    assert children_urls(md, b_page) == [x_page]
+    assert md.page_by_url(private).reason == "robots.txt disallows"
+    assert md.page_by_url(private).page_type is PageType.ERROR
+    assert not any(hit.path.startswith("/private/") for hit in site.hits)
+    home_record = md.page_by_url(home)
+    assert home_record.page_type is PageType.HTML and home_record.status == 200
+    assert home_record.md5 == hashlib.md5(site.pages[("a.test", "/")].body).hexdigest()
+    assert stats["by_type"] == {"ERROR": 1, "HTML": 3}
+    assert stats["robots_fetches"] == 2
+    assert all("xyleme-xyro" in hit.headers["User-Agent"] for hit in site.hits)
+
+
+async def test_out_of_scope_and_unwanted_links_are_recorded_never_fetched(site, md):
+    home = site.html(
+        "a.test",
+        "/",
+        ["http://elsewhere.example/", "/photo.jpg", "/deep/" + "a/" * 30, "/ok.html"],
+    )
+    site.html("a.test", "/ok.html", [])
+    crawler = make_crawler(md, max_path_segments=10)
+    crawler.submit(home)
+    await crawler.run()
+
+    home_id = md.page_by_url(home).url_id
+    rejected = {link.url: link for link in md.rejected()}
+    assert rejected["http://elsewhere.example/"].reason.startswith("out of scope")
+    assert rejected["http://elsewhere.example/"].referrer == home_id
+    assert rejected[site.url("a.test", "/photo.jpg")].reason.startswith("suffix .jpg")
+    assert any(link.reason.startswith("spider trap") for link in rejected.values())
+    assert children_urls(md, home) == [site.url("a.test", "/ok.html")]
+    assert "elsewhere.example" not in crawler.fetcher._resolver.lookups  # never resolved
+    assert {hit.path for hit in site.hits} == {"/robots.txt", "/", "/ok.html"}
+
+
+async def test_scouting_stops_at_the_host_page_budget_and_depth(site, md):
+    pages = [site.html("a.test", f"/{n}.html", [f"/{n + 1}.html"]) for n in range(10)]
+    crawler = make_crawler(md, host_page_budget=3)
+    crawler.submit(pages[0])
+    await crawler.run()
+    fetched = [hit.path for hit in site.hits if hit.path != "/robots.txt"]
+    assert fetched == ["/0.html", "/1.html", "/2.html", "/3.html"]
+    assert "host page budget" in md.rejected()[0].reason
+
+    md2_site = make_crawler(md, max_scout_depth=1)
+    site.hits.clear()
+    md2_site.submit(pages[5])
+    await md2_site.run()
+    assert [hit.path for hit in site.hits if hit.path != "/robots.txt"] == ["/5.html", "/6.html"]
+
+
+# ---------------------------------------------------------------------- robots.txt
+
+
+async def test_robots_5xx_disallows_the_host_and_records_why(site, md):
+    site.add("a.test", "/robots.txt", Page(b"", 503, "text/plain"))
+    home = site.html("a.test", "/", [])
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    page = md.page_by_url(home)
+    assert page.page_type is PageType.ERROR
+    assert "robots.txt unreachable (HTTP 503)" in page.reason
+    assert [hit.path for hit in site.hits] == ["/robots.txt"]
+
+
+async def test_redirected_robots_is_cached_for_the_asking_host(site, md):
+    site.add("a.test", "/robots.txt", Page(b"", 301, headers={"Location": "/elsewhere.txt"}))
+    site.add("a.test", "/elsewhere.txt", Page(b"User-agent: *\nDisallow: /no", 200, "text/plain"))
+    home = site.html("a.test", "/", ["/no.html", "/yes.html"])
+    site.html("a.test", "/yes.html", [])
+    site.html("a.test", "/no.html", [])
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/no.html")).reason == "robots.txt disallows"
+    assert md.page_by_url(site.url("a.test", "/yes.html")).page_type is PageType.HTML
+    assert [hit.path for hit in site.hits].count("/robots.txt") == 1
+
+
+# ---------------------------------------------------------------------- politeness
+
+
+async def test_requests_to_one_host_keep_the_delay_and_crawl_delay(site, md):
+    site.add("a.test", "/robots.txt", Page(b"User-agent: *\nCrawl-delay: 0.3", 200, "text/plain"))
+    home = site.html("a.test", "/", [f"/{n}.html" for n in range(3)])
+    for n in range(3):
+        site.html("a.test", f"/{n}.html", [])
+    other = site.html("b.test", "/", [f"/{n}.html" for n in range(3)])
+    for n in range(3):
+        site.html("b.test", f"/{n}.html", [])
+    crawler = make_crawler(md, min_delay=0.15, per_host_concurrency=1, max_crawl_delay=10.0)
+    crawler.submit(home)
+    crawler.submit(other)
+    await crawler.run()
+    for host, delay in (("a.test", 0.3), ("b.test", 0.15)):
+        times = [hit.at for hit in site.hits_to(host)]
+        assert len(times) == 5
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        assert min(gaps) >= delay * 0.95, (host, gaps)  # 5% for timer granularity
+
+
+async def test_retry_after_backs_the_host_off_then_the_page_is_fetched(site, md):
+    answers = iter([Page(b"", 429, headers={"Retry-After": "1"}), Page(b"<p>ok</p>")])
+    home = site.add("a.test", "/", lambda request: next(answers))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    hits = [hit.at for hit in site.hits_to("a.test") if hit.path == "/"]
+    assert len(hits) == 2 and hits[1] - hits[0] >= 0.95
+    assert md.page_by_url(home).page_type is PageType.HTML
+
+
+async def test_persistent_503_ends_as_error_with_its_reason(site, md):
+    home = site.add("a.test", "/", Page(b"", 503, headers={"Retry-After": "0"}))
+    crawler = make_crawler(md, max_retries=1)
+    crawler.submit(home)
+    await crawler.run()
+    page = md.page_by_url(home)
+    assert page.page_type is PageType.ERROR and page.reason.startswith("HTTP 503 after 2 tries")
+
+
+async def test_a_slow_host_does_not_stall_the_others(site, md):
+    slow = site.add("slow.test", "/", Page(b"<p>slow</p>", delay=1.5))
+    fast = site.html("fast.test", "/", [f"/{n}.html" for n in range(6)])
+    for n in range(6):
+        site.html("fast.test", f"/{n}.html", [])
+    crawler = make_crawler(md, per_host_concurrency=1)
+    crawler.submit(slow)
+    crawler.submit(fast)
+    await crawler.run()
+    slow_started = next(hit.at for hit in site.hits_to("slow.test") if hit.path == "/")
+    fast_done = max(hit.at for hit in site.hits_to("fast.test"))
+    assert fast_done < slow_started + 1.5  # all of fast.test was read while slow.test slept
+
+
+# ---------------------------------------------------------------------- priorities
+
+
+async def test_priority_zero_overtakes_a_full_discovery_queue(site, md):
+    site.add("a.test", "/schema.dtd", Page(b"<!ELEMENT a ANY>", 200, "application/xml-dtd"))
+    links = [f"/{n}.html" for n in range(60)]
+    home = site.html("a.test", "/", links)
+    for link in links:
+        site.html("a.test", link, [], delay=0.005)
+    crawler = make_crawler(md, concurrency=1, per_host_concurrency=1)
+    asked_at: list[int] = []
+
+    def ask_for_the_dtd(event):
+        if not asked_at and len(crawler.frontier) > 30:
+            asked_at.append(len(site.hits))
+            crawler.request(site.url("a.test", "/schema.dtd"), event.result.url_id)
+
+    crawler.signals.connect(signals.page_fetched, ask_for_the_dtd)
+    crawler.submit(home)
+    await crawler.run()
+    paths = [hit.path for hit in site.hits]
+    assert asked_at, "the discovery queue never filled"
+    # at most the request already in flight goes before it
+    assert paths.index("/schema.dtd") <= asked_at[0] + 1
+    assert md.page_by_url(site.url("a.test", "/schema.dtd")).page_type is PageType.DTD
+
+
+async def test_submissions_by_url_id_at_every_level(site, md):
+    home = site.html("a.test", "/", [])
+    url_id = md.id_for(home)
+    crawler = make_crawler(md)
+    assert crawler.submit(url_id, Level.REFRESH, score=2.0)
+    assert not crawler.submit(url_id, Level.BACKGROUND)  # already queued more urgently
+    assert crawler.frontier.sizes() == {0: 0, 1: 1, 2: 0, 3: 0, 4: 0}
+    assert not crawler.submit("mailto:someone@example.com")
+    assert md.rejected()[0].reason.startswith("scheme")
+    await crawler.run()
+    assert md.page(url_id).page_type is PageType.HTML
+
+
+# ---------------------------------------------------------------------- change detection
+
+
+async def test_conditional_get_304_and_md5_change_detection(site, md):
+    state = {"body": b"<p>v1</p>"}
+
+    def page(request):
+        etag = '"' + hashlib.md5(state["body"]).hexdigest() + '"'
+        if request.headers.get("If-None-Match") == etag:
+            return Page(b"", 304, headers={"ETag": etag})
+        headers = {"ETag": etag, "Last-Modified": "Mon, 12 Jan 1970 13:46:40 GMT"}
+        return Page(state["body"], headers=headers)
+
+    home = site.add("a.test", "/", page)
+    crawler = make_crawler(md)
+    changed = listen(crawler, signals.page_changed)
+    fetched = listen(crawler, signals.page_fetched)
+    crawler.submit(home)
+    await crawler.run()
+    url_id = md.page_by_url(home).url_id
+
+    md.clock.advance(3600.0)
+    crawler.submit(url_id, Level.REFRESH)
+    await crawler.run()
+    conditional = site.hits[-1].headers
+    assert conditional["If-None-Match"] == md.page(url_id).etag
+    assert conditional["If-Modified-Since"] == "Mon, 12 Jan 1970 13:46:40 GMT"
+    record = md.page(url_id)
+    assert (record.status, record.refreshes, record.unchanged_accesses) == (304, 1, 1)
+    assert record.page_type is PageType.HTML
+    assert [obs.changed for obs in md.observations(url_id)] == [None, False]
+
+    state["body"] = b"<p>v2</p>"
+    md.clock.advance(3600.0)
+    crawler.submit(url_id, Level.REFRESH)
+    await crawler.run()
+    assert [obs.changed for obs in md.observations(url_id)] == [None, False, True]
+    assert len(fetched) == 3 and [event.url for event in changed] == [home]
+    assert changed[0].result.md5 == hashlib.md5(b"<p>v2</p>").hexdigest()
+
+
+async def test_same_md5_without_validators_is_no_change(site, md):
+    home = site.add("a.test", "/", Page(b"<p>same</p>"))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    url_id = md.page_by_url(home).url_id
+    crawler.submit(url_id, Level.REFRESH)
+    await crawler.run()
+    assert "If-None-Match" not in site.hits[-1].headers
+    assert [obs.changed for obs in md.observations(url_id)] == [None, False]
+
+
+# ---------------------------------------------------------------------- faults
+
+
+async def test_each_fault_is_recorded_with_its_reason(site, md):
+    bomb = gzip.compress(b"<p>" + b"a" * 3_000_000 + b"</p>")
+    urls = {
+        "dns": "http://no-such-host.invalid/",
+        "refused": "http://closed.test:9/",
+        "timeout": site.add("a.test", "/slow", Page(b"<p>late</p>", delay=2.0)),
+        "500": site.add("a.test", "/500", Page(b"oops", 500)),
+        "404": site.add("a.test", "/404", Page(b"gone", 404)),
+        "410": site.add("a.test", "/410", Page(b"gone", 410)),
+        "png": site.add("a.test", "/img", Page(b"\x89PNG", 200, "image/png")),
+        "text": site.add("a.test", "/text", Page(b"plain words", 200, "text/plain")),
+        "huge": site.add("a.test", "/huge", Page(b"<p>" + b"x" * 300_000)),
+        "bomb": site.add("a.test", "/bomb", Page(bomb, headers={"Content-Encoding": "gzip"})),
+        "loop": site.add("a.test", "/loop1", Page(b"", 302, headers={"Location": "/loop2"})),
+        "unsupported": site.add("a.test", "/br", Page(b"x", headers={"Content-Encoding": "br"})),
+    }
+    site.add("a.test", "/loop2", Page(b"", 302, headers={"Location": "/loop1"}))
+    crawler = make_crawler(
+        md,
+        scope=Scope(),
+        read_timeout=0.3,
+        connect_timeout=2.0,
+        max_body_bytes=100_000,
+        max_decoded_bytes=1_000_000,
+    )
+    for url in urls.values():
+        crawler.submit(url, Level.DISCOVERY)
+    stats = await crawler.run()
+
+    def record(name):
+        return md.page_by_url(urls[name])
+
+    expected = {
+        "dns": (PageType.DEAD, "DNS failure"),
+        "refused": (PageType.ERROR, "connection failed"),
+        "timeout": (PageType.ERROR, "timeout"),
+        "500": (PageType.ERROR, "HTTP 500"),
+        "404": (PageType.DEAD, "HTTP 404"),
+        "410": (PageType.DEAD, "HTTP 410"),
+        "png": (PageType.ERROR, "unwanted content type image/png"),
+        "text": (PageType.ERROR, "unwanted content"),
+        "huge": (PageType.ERROR, "over the 100000-byte cap"),
+        "bomb": (PageType.ERROR, "decompression bomb"),
+        "unsupported": (PageType.ERROR, "unsupported Content-Encoding"),
+    }
+    for name, (page_type, reason) in expected.items():
+        page = record(name)
+        assert page.page_type is page_type, (name, page.reason)
+        assert reason in page.reason, (name, page.reason)
+        assert page.failures == 1
+    loop2 = md.page_by_url(site.url("a.test", "/loop2"))
+    assert loop2.page_type is PageType.ERROR and "redirect loop" in loop2.reason
+    assert record("loop").redirect_to == loop2.url_id
+    assert stats["errors"]["dns"] == 1 and stats["errors"]["timeout"] == 1
+
+
+async def test_redirects_record_each_hop_with_its_own_url_id(site, md):
+    first = site.add("a.test", "/old", Page(b"", 301, headers={"Location": "/middle"}))
+    site.add("a.test", "/middle", Page(b"", 307, headers={"Location": site.url("b.test", "/")}))
+    site.html("b.test", "/", [])
+    chain = [
+        site.add("a.test", f"/r{n}", Page(b"", 302, headers={"Location": f"/r{n + 1}"}))
+        for n in range(8)
+    ]
+    crawler = make_crawler(md, max_redirects=3)
+    crawler.submit(first)
+    crawler.submit(chain[0])
+    await crawler.run()
+    old, middle = md.page_by_url(first), md.page_by_url(site.url("a.test", "/middle"))
+    final = md.page_by_url(site.url("b.test", "/"))
+    assert (old.status, old.redirect_to) == (301, middle.url_id)
+    assert (middle.status, middle.redirect_to) == (307, final.url_id)
+    assert final.page_type is PageType.HTML
+    assert md.children(old.url_id).tolist() == [middle.url_id]
+    too_far = md.page_by_url(chain[3])
+    assert too_far.page_type is PageType.ERROR and "more than 3 redirects" in too_far.reason
+
+
+async def test_gzip_pages_are_decoded_and_their_links_followed(site, md):
+    body = gzip.compress(b'<a href="/next.html">next</a>')
+    home = site.add("a.test", "/", Page(body, headers={"Content-Encoding": "gzip"}))
+    site.html("a.test", "/next.html", [])
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    assert children_urls(md, home) == [site.url("a.test", "/next.html")]
+    assert md.page_by_url(home).md5 == hashlib.md5(gzip.decompress(body)).hexdigest()
+
+
+# ---------------------------------------------------------------------- XML and the loader
+
+
+class RecordingSink:
+    def __init__(self):
+        self.loaded = []
+
+    async def load(self, url_id, url, body_or_path, headers, fetched_at):
+        self.loaded.append((url_id, url, body_or_path, headers["Content-Type"], fetched_at))
+
+
+async def test_xml_goes_to_the_sink_once_per_version(site, md):
+    xml = b"<?xml version='1.0'?><catalog><item/></catalog>"
+    home = site.html("a.test", "/", ["/catalog.xml", "/feed"])
+    site.add("a.test", "/catalog.xml", Page(xml, 200, "application/xml"))
+    site.add("a.test", "/feed", Page(b"<rss/>", 200, "application/rss+xml"))
+    sink = RecordingSink()
+    crawler = make_crawler(md, sink=sink)
+    crawler.submit(home)
+    await crawler.run()
+    catalog = md.page_by_url(site.url("a.test", "/catalog.xml"))
+    assert catalog.page_type is PageType.XML
+    assert catalog.md5 == hashlib.md5(xml).hexdigest()
+    assert md.page_by_url(site.url("a.test", "/feed")).page_type is PageType.XML
+    assert sorted(entry[1] for entry in sink.loaded) == sorted(
+        [catalog.url, site.url("a.test", "/feed")]
+    )
+    assert (catalog.url_id, xml, 1_000_000.0) in [(e[0], e[2], e[4]) for e in sink.loaded]
+
+    crawler.submit(catalog.url_id, Level.REFRESH)  # same MD5: the loader has it already
+    await crawler.run()
+    assert len(sink.loaded) == 2
+
+
+async def test_without_a_sink_xml_is_stored_with_its_md5(site, md):
+    xml = site.add("a.test", "/doc.xml", Page(b"<doc/>", 200, "text/xml"))
+    crawler = make_crawler(md)
+    crawler.submit(xml)
+    await crawler.run()
+    page = md.page_by_url(xml)
+    assert page.page_type is PageType.XML and page.md5 == hashlib.md5(b"<doc/>").hexdigest()
+
+
+async def test_dependencies_obey_the_scope(site, md):
+    crawler = make_crawler(md)
+    assert not crawler.request("http://outside.example/x.dtd", referrer_id=None)
+    assert md.rejected()[0].reason.startswith("out of scope")
+    assert len(crawler.frontier) == 0
+
+
+# ---------------------------------------------------------------------- events and shutdown
+
+
+async def test_failing_listeners_never_stop_the_crawl(site, md):
+    home = site.html("a.test", "/", ["/gone"])
+    crawler = make_crawler(md)
+
+    def broken(event):
+        raise RuntimeError("listener bug")
+
+    crawler.signals.connect(signals.page_fetched, broken)
+    dead = listen(crawler, signals.page_dead)
+    crawler.submit(home)
+    await crawler.run()
+    assert [event.url for event in dead] == [site.url("a.test", "/gone")]
+    assert md.page_by_url(home).page_type is PageType.HTML
+
+
+async def test_cancellation_mid_crawl_leaves_a_consistent_database(site, md, tmp_path):
+    links = [f"/{n}.html" for n in range(200)]
+    home = site.html("a.test", "/", links)
+    for link in links:
+        site.html("a.test", link, links[:5], delay=0.02)
+    crawler = make_crawler(md, concurrency=4, shutdown_deadline=0.5)
+    fetched = listen(crawler, signals.page_fetched)
+    crawler.submit(home)
+    task = asyncio.create_task(crawler.run())
+    while len(fetched) < 20:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert crawler.fetcher._session is None  # closed
+
+    with Metadata.open(md.path, readonly=True) as reader:
+        counts = reader.count_by_type()
+        assert counts[PageType.HTML] >= 20
+        assert counts[PageType.HTML] < 201
+        view = reader.refresh_view()
+        assert len(view["id"]) == 201  # every link has its URL-Id, read or not
+        for url_id in view["id"][view["type"] == 0].tolist():  # HTML pages: children stored
+            assert reader.page(url_id).md5 is not None
+            assert len(reader.children(url_id)) > 0
+
+
+async def test_stop_returns_the_stats(site, md):
+    home = site.html("a.test", "/", [])
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    task = asyncio.create_task(crawler.run(until_idle=False))
+    while crawler.stats.pages < 1:
+        await asyncio.sleep(0.01)
+    crawler.stop()
+    stats = await asyncio.wait_for(task, 5.0)
+    assert stats["pages"] == 1 and stats["queues"] == {0: 0, 1: 0, 2: 0, 3: 0, 4: 0}
+    assert stats["by_status"] == {200: 1}
+
+
+async def test_a_refused_batch_is_recorded_page_by_page(site, md, monkeypatch, caplog):
+    home = site.html("a.test", "/", ["/bad.html", "/good.html"])
+    site.html("a.test", "/bad.html", [])
+    site.html("a.test", "/good.html", [])
+    bad_id = md.id_for(site.url("a.test", "/bad.html"))
+    record_fetches = md.record_fetches
+
+    def refuse_the_bad_page(results):
+        if any(result.url_id == bad_id for result in results):
+            raise RuntimeError("disk trouble")
+        return record_fetches(results)
+
+    monkeypatch.setattr(md, "record_fetches", refuse_the_bad_page)
+    crawler = make_crawler(md, write_interval=0.5)  # one batch for both children
+    crawler.submit(home)
+    stats = await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/good.html")).page_type is PageType.HTML
+    assert md.page(bad_id).page_type is PageType.UNKNOWN
+    assert "could not record the fetch of " + site.url("a.test", "/bad.html") in caplog.text
+    assert stats["errors"] == {"metadata": 1}
+
+
+async def test_per_ip_limit_spans_hosts_on_one_address(site, md):
+    pages = []
+    for host in ("a.test", "b.test"):
+        site.add(host, "/robots.txt", Page(b"", 404))
+        pages += [site.add(host, f"/{n}", Page(b"<p>slow</p>", delay=0.2)) for n in range(2)]
+    crawler = make_crawler(md, per_host_concurrency=2, per_ip_concurrency=1)
+    for url in pages:
+        crawler.submit(url)
+    await crawler.run()
+    arrivals = sorted(hit.at for hit in site.hits if hit.path != "/robots.txt")
+    assert len(arrivals) == 4
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 0.19  # one request at a time on 127.0.0.1, whatever the host
+
+
+async def test_tls_failure_is_recorded(site, md):
+    url = f"https://a.test:{site.port}/"  # a plain HTTP server cannot do a TLS handshake
+    crawler = make_crawler(md)
+    crawler.submit(url)
+    await crawler.run()
+    page = md.page_by_url(url)
+    assert page.page_type is PageType.ERROR
+    assert "robots.txt unreachable" in page.reason and "TLS" in page.reason, page.reason
+
+
+async def test_the_seen_table_outlives_the_crawler(site, md):
+    home = site.html("a.test", "/", ["/a.html"])
+    site.html("a.test", "/a.html", [])
+    first = make_crawler(md)
+    first.submit(home)
+    await first.run()
+    site.hits.clear()
+    second = make_crawler(md)  # a new process, say: the seen-URL table comes from metadata
+    second.submit(home)  # a seed is always fetched; its known link is left to refresh
+    await second.run()
+    assert [hit.path for hit in site.hits] == ["/robots.txt", "/"]
+    assert site.url("a.test", "/a.html") in second.seen
+
+
+async def test_a_page_that_failed_is_read_again_without_validators(site, md):
+    answers = iter(
+        [Page(b"<p>v1</p>", headers={"ETag": '"v1"'}), Page(b"", 500), Page(b"<p>v1</p>")]
+    )
+    home = site.add("a.test", "/", lambda request: next(answers))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    url_id = md.page_by_url(home).url_id
+    for _ in range(2):
+        crawler.submit(url_id, Level.REFRESH)
+        await crawler.run()
+    assert "If-None-Match" in site.hits[-2].headers  # after a success: conditional
+    assert "If-None-Match" not in site.hits[-1].headers  # after the 500: the body is needed
+    assert md.page(url_id).page_type is PageType.HTML
+
+
+async def test_a_huge_robots_txt_is_read_up_to_its_cap(site, md):
+    rules = b"User-agent: *\nDisallow: /no\n" + b"# padding\n" * 20_000
+    site.add("a.test", "/robots.txt", Page(rules, 200, "text/plain"))
+    home = site.html("a.test", "/", ["/no", "/yes"])
+    site.html("a.test", "/yes", [])
+    crawler = make_crawler(md, robots_max_bytes=1_000)
+    crawler.submit(home)
+    await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/no")).reason == "robots.txt disallows"
+    assert md.page_by_url(site.url("a.test", "/yes")).page_type is PageType.HTML
+
+
+async def test_a_dependency_redirect_is_followed_even_to_a_known_url(site, md):
+    site.add("a.test", "/old.dtd", Page(b"", 301, headers={"Location": "/new.dtd"}))
+    site.add("a.test", "/new.dtd", Page(b"<!ELEMENT a ANY>", 200, "application/xml-dtd"))
+    crawler = make_crawler(md)
+    crawler.seen.add(site.url("a.test", "/new.dtd"))  # fetched once already, say
+    assert crawler.request(site.url("a.test", "/old.dtd"), referrer_id=None)
+    await crawler.run()
+    assert md.page_by_url(site.url("a.test", "/new.dtd")).page_type is PageType.DTD

@@ -1,0 +1,32 @@
+"""The crawler, Xyro (paper §3): the only module of xyleme that touches the network.
+
+One component per job, Scrapy's way: :mod:`~xyleme.crawler.frontier` (five priority levels
+over per-host queues), :mod:`~xyleme.crawler.politeness` (per-host slots: delay,
+Crawl-delay, Retry-After), :mod:`~xyleme.crawler.robots` (robots.txt via Protego, RFC 9309),
+:mod:`~xyleme.crawler.fetcher` (one aiohttp session, caps, decoding),
+:mod:`~xyleme.crawler.content` and :mod:`~xyleme.crawler.htmlparse` (what a body is and
+what it links to), :mod:`~xyleme.crawler.scope` (what may be fetched),
+:mod:`~xyleme.crawler.seen` (the seen-URL table), :mod:`~xyleme.crawler.stats`, and the
+:mod:`~xyleme.crawler.engine` that moves requests between them. See docs/crawler.md.
+"""
+
+from xyleme.crawler.engine import Crawler, CrawlEvent
+from xyleme.crawler.fetcher import FetchError
+from xyleme.crawler.frontier import Level, Request
+from xyleme.crawler.handoff import DependencyFetcher, DocumentSink
+from xyleme.crawler.scope import Scope
+from xyleme.crawler.seen import SeenURLs
+from xyleme.crawler.settings import CrawlerSettings
+
+__all__ = [
+    "CrawlEvent",
+    "Crawler",
+    "CrawlerSettings",
+    "DependencyFetcher",
+    "DocumentSink",
+    "FetchError",
+    "Level",
+    "Request",
+    "Scope",
+    "SeenURLs",
+]

@@ -1,0 +1,256 @@
+"""The fetcher: the only code in xyleme that opens a socket.
+
+One aiohttp ``ClientSession`` per crawler (aiohttp: "don't create a session per request"),
+opened by :meth:`Fetcher.open` and closed by :meth:`Fetcher.close`. Limits live in the
+connector (``limit``, ``limit_per_host``), timeouts in a ``ClientTimeout``, name resolution in
+an injectable resolver with a DNS cache. Redirects are *not* followed here: the crawler
+records each hop with its own URL-Id. Bodies are streamed under a byte cap, and gzip/deflate
+are decoded here (``auto_decompress=False``) under a cap on the decoded size, so neither a
+huge page nor a decompression bomb can exhaust memory (the paper's "huge files ... bigger
+than the size of main memory").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import zlib
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+from xyleme.crawler.settings import CrawlerSettings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
+
+_CHUNK = 64 * 1024
+
+
+class FetchError(Exception):
+    """A fetch that produced no usable response; ``kind`` names the failure for the stats.
+
+    ``dead`` is True when the failure says the page is gone (the host does not resolve).
+    """
+
+    def __init__(self, kind: str, reason: str, *, dead: bool = False) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+        self.dead = dead
+
+
+@dataclass(slots=True)
+class Response:
+    """A response whose body (decoded, within the caps) has been read."""
+
+    url: str
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+    wire_bytes: int
+
+
+def describe_error(error: BaseException) -> FetchError:
+    """The :class:`FetchError` an aiohttp / OS exception stands for (kind and reason)."""
+    if isinstance(error, FetchError):
+        return error
+    if isinstance(error, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return FetchError("timeout", f"timeout: {error or type(error).__name__}")
+    if isinstance(error, aiohttp.ClientConnectorDNSError):
+        return FetchError("dns", f"DNS failure: {error.os_error}", dead=True)
+    if isinstance(error, aiohttp.ClientSSLError | ssl.SSLError):
+        return FetchError("tls", f"TLS error: {error}")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return FetchError("connect", f"connection failed: {error.os_error}")
+    if isinstance(error, aiohttp.TooManyRedirects | aiohttp.InvalidURL):
+        return FetchError("protocol", f"{type(error).__name__}: {error}")
+    if isinstance(error, aiohttp.ClientPayloadError):
+        return FetchError("protocol", f"broken body: {error}")
+    if isinstance(error, aiohttp.ClientResponseError):
+        return FetchError("protocol", f"bad response: {error.message}")
+    if isinstance(error, aiohttp.ClientError | OSError):
+        return FetchError("connect", f"{type(error).__name__}: {error}")
+    return FetchError("internal", f"{type(error).__name__}: {error}")
+
+
+def decode_body(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """Undo a gzip/deflate Content-Encoding, refusing to produce more than ``limit`` bytes.
+
+    >>> import gzip
+    >>> decode_body(gzip.compress(b"<a/>"), "gzip", 100)
+    b'<a/>'
+    >>> decode_body(gzip.compress(b"0" * 1000), "gzip", 100)
+    Traceback (most recent call last):
+    ...
+    xyleme.crawler.fetcher.FetchError: decoded body over 100 bytes (decompression bomb?)
+    """
+    coding = (encoding or "identity").strip().lower()
+    if coding in ("", "identity"):
+        return body
+    if coding in ("gzip", "x-gzip"):
+        attempts = [16 + zlib.MAX_WBITS]
+    elif coding == "deflate":
+        attempts = [zlib.MAX_WBITS, -zlib.MAX_WBITS]  # zlib-wrapped, or raw as some send
+    else:
+        raise FetchError("encoding", f"unsupported Content-Encoding {coding!r}")
+    for wbits in attempts:
+        decoder = zlib.decompressobj(wbits)
+        try:
+            decoded = decoder.decompress(body, limit + 1)
+        except zlib.error as error:
+            last_error = error
+            continue
+        if len(decoded) > limit:
+            raise FetchError("too_large", f"decoded body over {limit} bytes (decompression bomb?)")
+        return decoded
+    raise FetchError("encoding", f"undecodable {coding} body: {last_error}")
+
+
+class Fetcher:
+    """GET requests with the crawler's identity, limits, timeouts and caps.
+
+    >>> fetcher = Fetcher(CrawlerSettings())  # then: await fetcher.open() … await fetcher.close()
+    """
+
+    def __init__(
+        self, settings: CrawlerSettings, resolver: aiohttp.abc.AbstractResolver | None = None
+    ) -> None:
+        self.settings = settings
+        self._resolver = resolver
+        self._session: aiohttp.ClientSession | None = None
+        self._ip_slots: dict[str, asyncio.Semaphore] = {}
+        self._addresses: dict[str, tuple[str, float]] = {}
+
+    async def open(self) -> None:
+        """Open the session (one per crawler): the connection pool, DNS cache and limits."""
+        if self._session is not None:
+            return
+        settings = self.settings
+        if self._resolver is None:
+            self._resolver = aiohttp.DefaultResolver()
+        connector = aiohttp.TCPConnector(
+            limit=settings.concurrency,
+            limit_per_host=settings.per_host_concurrency,
+            ttl_dns_cache=int(settings.dns_cache_seconds) or None,
+            use_dns_cache=settings.dns_cache_seconds > 0,
+            resolver=self._resolver,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(
+                total=settings.total_timeout or None,
+                connect=settings.connect_timeout or None,
+                sock_read=settings.read_timeout or None,
+            ),
+            headers={"User-Agent": settings.user_agent, "Accept-Encoding": "gzip, deflate"},
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+
+    async def close(self) -> None:
+        """Close the session and its connections."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+            await asyncio.sleep(0)  # let the transports finish closing (aiohttp docs)
+
+    @asynccontextmanager
+    async def request(
+        self, url: str, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """A GET whose headers have arrived; read the body with :meth:`read_body`.
+
+        Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…).
+        """
+        if self._session is None:
+            raise RuntimeError("Fetcher.open() was not awaited")
+        slot = await self._ip_slot(url)
+        if slot is not None:
+            await slot.acquire()
+        try:
+            async with self._session.get(url, headers=headers, allow_redirects=False) as response:
+                yield response
+        except FetchError:
+            raise
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
+            raise describe_error(error) from None
+        finally:
+            if slot is not None:
+                slot.release()
+
+    async def read_body(
+        self, response: aiohttp.ClientResponse, limit: int, *, truncate: bool = False
+    ) -> tuple[bytes, int]:
+        """The decoded body and the bytes read off the wire, within the crawler's caps.
+
+        A body longer than ``limit`` bytes on the wire is cut: the connection is dropped,
+        what was read is freed, and :class:`FetchError` (kind ``too_large``) is raised —
+        or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
+        bytes are kept.
+        """
+        declared = response.content_length
+        if declared is not None and declared > limit and not truncate:
+            response.close()
+            raise FetchError("too_large", f"body of {declared} bytes over the {limit}-byte cap")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.content.iter_chunked(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    response.close()
+                    if truncate:
+                        chunks.append(chunk[: len(chunk) - (size - limit)])
+                        break
+                    chunks.clear()
+                    raise FetchError("too_large", f"body over the {limit}-byte cap: cut")
+                chunks.append(chunk)
+        except FetchError:
+            raise
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise describe_error(error) from None
+        body = b"".join(chunks)
+        del chunks
+        encoding = response.headers.get("Content-Encoding")
+        return decode_body(body, encoding, self.settings.max_decoded_bytes), size
+
+    async def get(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        *,
+        truncate: bool = False,
+    ) -> Response:
+        """A whole GET: status, headers and decoded body (robots.txt, simple callers)."""
+        async with self.request(url, headers) as response:
+            limit = limit or self.settings.max_body_bytes
+            body, wire = await self.read_body(response, limit, truncate=truncate)
+            return Response(url, response.status, response.headers, body, wire)
+
+    async def _ip_slot(self, url: str) -> asyncio.Semaphore | None:
+        """The per-IP semaphore of the URL's server, when a per-IP limit is set."""
+        limit = self.settings.per_ip_concurrency
+        if limit is None:
+            return None
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        now = asyncio.get_running_loop().time()
+        cached = self._addresses.get(host)
+        if cached is None or cached[1] < now:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            try:
+                found = await self._resolver.resolve(host, port)
+            except OSError as error:
+                raise FetchError("dns", f"DNS failure: {error}", dead=True) from None
+            address = found[0]["host"] if found else host
+            cached = (address, now + self.settings.dns_cache_seconds)
+            self._addresses[host] = cached
+        if cached[0] not in self._ip_slots:
+            self._ip_slots[cached[0]] = asyncio.Semaphore(limit)
+        return self._ip_slots[cached[0]]

@@ -1,0 +1,96 @@
+"""Every setting of the crawler, with its documented default (Scrapy's ``default_settings``).
+
+The daemon builds :class:`CrawlerSettings` from the ``[crawler]`` table of ``xyleme.toml``;
+tests and library users build it directly from plain values. Durations are *real* seconds
+(politeness, timeouts and robots.txt expiry run on real time, ARCHITECTURE "Time"). Add a
+setting only with its doc line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+DEFAULT_USER_AGENT = "xyleme-xyro/0.1 (+https://github.com/xyleme/xyleme/blob/main/docs/crawler.md)"
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlerSettings:
+    """The crawler's knobs. Every field is validated when the object is built.
+
+    >>> CrawlerSettings(concurrency=16).per_host_concurrency
+    2
+    """
+
+    user_agent: str = DEFAULT_USER_AGENT
+    """Sent on every request; carries a contact URL, as robot etiquette asks."""
+    robots_agent: str = "xyleme"
+    """The product token matched against robots.txt ``User-agent`` groups."""
+    concurrency: int = 64
+    """Requests in flight at once, over all hosts (the paper's Xyro used 400 sockets)."""
+    per_host_concurrency: int = 1
+    """Requests in flight at once to one host."""
+    per_ip_concurrency: int | None = None
+    """Optional cap on requests in flight to one IP address (hosts sharing a server)."""
+    min_delay: float = 1.0
+    """Real seconds between the end of one request to a host and the start of the next."""
+    max_crawl_delay: float = 30.0
+    """robots.txt's Crawl-delay is honoured up to this many seconds."""
+    max_retry_after: float = 3600.0
+    """A 429/503 Retry-After backs a host off for at most this many seconds."""
+    retry_after_default: float = 60.0
+    """Back-off after a 429/503 that gives no (or an unreadable) Retry-After."""
+    max_retries: int = 2
+    """Times a request is re-queued after a 429/503 before it is recorded as ERROR."""
+    connect_timeout: float = 10.0
+    """Seconds to open a connection (DNS included)."""
+    read_timeout: float = 30.0
+    """Seconds without a byte from the server before the read is abandoned."""
+    total_timeout: float = 60.0
+    """Seconds for a whole request, body included."""
+    dns_cache_seconds: float = 300.0
+    """How long a resolved address is reused (the paper: threads blocked for minutes in DNS)."""
+    max_redirects: int = 5
+    """Redirect hops followed from one URL before it is recorded as ERROR."""
+    max_body_bytes: int = 10 * 1024 * 1024
+    """Bytes read from the wire; a longer body is cut, freed and recorded as ERROR."""
+    max_decoded_bytes: int = 40 * 1024 * 1024
+    """Bytes a gzip/deflate body may decode to (a bigger one is a decompression bomb)."""
+    robots_ttl: float = 24 * 3600.0
+    """Real seconds a fetched robots.txt is trusted before it is read again."""
+    robots_error_ttl: float = 300.0
+    """After a 5xx or unreachable robots.txt the host is disallowed this long, then retried."""
+    robots_max_bytes: int = 512 * 1024
+    """robots.txt bytes parsed (RFC 9309 asks for at least 500 KiB)."""
+    max_scout_depth: int = 8
+    """Link hops from a seed that the crawler's own scouting (level 3) follows."""
+    host_page_budget: int = 100_000
+    """Pages scouted per host in one run: a spider-trap guard."""
+    max_url_length: int = 1024
+    """Longer URLs are refused as likely traps (session ids, calendars)."""
+    max_path_segments: int = 24
+    """URLs with more path segments are refused as likely traps (``/a/a/a/…``)."""
+    expected_urls: int = 1 << 20
+    """Size the seen-URL table for this many URLs at first (it grows by doubling)."""
+    id_cache_size: int = 200_000
+    """Recent URL -> URL-Id answers kept in memory (Map-Data is read only for the others)."""
+    write_batch: int = 256
+    """Fetch results committed to the metadata per transaction, at most."""
+    write_interval: float = 0.05
+    """Seconds a result may wait for others to share its transaction."""
+    idle_slot_seconds: float = 60.0
+    """A host slot with nothing queued or in flight for this long is forgotten."""
+    shutdown_deadline: float = 10.0
+    """Seconds in-flight requests get to finish when the crawler stops."""
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+                raise ValueError(f"crawler setting {field.name} must be >= 0, got {value!r}")
+        for name in ("concurrency", "per_host_concurrency", "write_batch", "expected_urls"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"crawler setting {name} must be >= 1")
+        if self.per_ip_concurrency is not None and self.per_ip_concurrency < 1:
+            raise ValueError("crawler setting per_ip_concurrency must be >= 1 or None")
+        if "http" not in self.user_agent:
+            raise ValueError("the user agent must carry a contact URL (http…)")
