@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
-from metadata import Metadata, PageType
+from metadata import FetchResult, Metadata, PageType
 from tests.dashboard_fixtures import short_simweb_run
 from xyleme.cli import cli
 from xyleme.dashboard import DashboardSettings, create_app
@@ -261,3 +261,22 @@ async def test_an_empty_repository_shows_zeros(aiohttp_client, tmp_path):
     assert (await get_json(client, "/api/query?xpath=//a"))["results"] == []
     for path in ("/", "/schedule", "/rankings", "/query?xpath=//a"):
         assert (await client.get(path)).status == 200
+
+
+async def test_a_schedule_the_refresh_module_refuses_is_a_message(aiohttp_client, tmp_path):
+    """Two reads at the same instant (a page fetched as a link and as a dependency at once on
+    a manual clock) make the refresh module refuse the history: 503 and its reason, the
+    other views unharmed."""
+    with Metadata.create(tmp_path / "metadata.db") as md:
+        (page,) = md.ids_for(["http://a.test/"])
+        for md5 in ("a" * 32, "a" * 32):
+            md.record_fetch(FetchResult(page, 1_000.0, PageType.HTML, 200, md5=md5))
+    client = await aiohttp_client(create_app(tmp_path))
+    answer = await get_json(client, "/api/schedule", status=503)
+    assert "refresh schedule cannot be computed" in answer["error"]
+    status = await get_json(client, "/api/status")
+    assert "cannot be computed" in status["policy"]["error"] and status["pages"]["HTML"] == 1
+    assert (await get_json(client, "/api/page?id=1"))["schedule"] is None
+    assert "cannot be computed" in await (await client.get("/")).text()
+    assert (await client.get("/schedule")).status == 503
+    assert (await client.get("/metrics")).status == 200

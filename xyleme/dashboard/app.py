@@ -26,7 +26,7 @@ from aiohttp import web
 from markupsafe import Markup
 
 from xyleme.dashboard import svg
-from xyleme.dashboard.figures import PageNotFound, RepositoryFigures
+from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
@@ -187,7 +187,8 @@ async def _sample_live_figures(app: web.Application) -> AsyncIterator[None]:
 async def _errors_and_headers(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """Bad input → 400, unknown page → 404, anything unexpected → 500 without a traceback;
+    """Bad input → 400, unknown page → 404, a schedule the refresh module cannot compute →
+    503, anything unexpected → 500 without a traceback;
     JSON for ``/api/``, an HTML message page otherwise; security headers on every answer."""
     try:
         response = await handler(request)
@@ -195,6 +196,8 @@ async def _errors_and_headers(
         response = _failure(request, 400, str(error))
     except PageNotFound as error:
         response = _failure(request, 404, str(error))
+    except ScheduleUnavailable as error:
+        response = _failure(request, 503, str(error))
     except web.HTTPException as error:
         if error.status < 400:
             raise
@@ -484,8 +487,13 @@ async def metrics(request: web.Request) -> web.Response:
     figures = request.app[FIGURES]
     live = _live(request)
     status = await _in_thread(figures.status, live)
-    due = await _in_thread(figures.schedule, "", 0, 1, (live or {}).get("now"))
-    body, content_type = metrics_text(status, due["due_per_unit"])
+    try:
+        due = (await _in_thread(figures.schedule, "", 0, 1, (live or {}).get("now")))[
+            "due_per_unit"
+        ]
+    except ScheduleUnavailable:
+        due = []  # the status's policy carries the error; pages by type are still served
+    body, content_type = metrics_text(status, due)
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type
     return response

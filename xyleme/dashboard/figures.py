@@ -39,6 +39,10 @@ class PageNotFound(LookupError):
     """The page view was asked for a URL or URL-Id the repository does not hold."""
 
 
+class ScheduleUnavailable(RuntimeError):
+    """The refresh module refused the repository's data; the message says why."""
+
+
 def _finite(value: float | None) -> float | None:
     """JSON has no NaN nor infinity: unknown or unbounded numbers become null."""
     if value is None:
@@ -93,7 +97,10 @@ class RepositoryFigures:
         """Pages by type, the repository's growth, the refresh policy's G, S, K and Ω."""
         view = self.md.refresh_view()
         now = self.now(view, (live or {}).get("now"))
-        report, _ = self.report((live or {}).get("now"))
+        try:
+            policy = self._policy(self.report((live or {}).get("now"))[0])
+        except ScheduleUnavailable as error:
+            policy = {"error": str(error)}
         codes, counts = np.unique(view["type"], return_counts=True)
         by_type = {page_type.value: 0 for page_type in PageType}
         for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
@@ -103,7 +110,7 @@ class RepositoryFigures:
             "pages": by_type,
             "pages_total": len(view["id"]),
             "growth": self._growth(view, now),
-            "policy": self._policy(report),
+            "policy": policy,
             "live": live,
         }
 
@@ -130,14 +137,19 @@ class RepositoryFigures:
             view = self.md.refresh_view()
             history = self.md.observation_history()
             urls = self.md.urls_of(view["id"].tolist())
-            report = schedule_report(
-                view,
-                history,
-                self.now(view, live_now),
-                self.refresh,
-                units=self.settings.due_units,
-                host_keys=host_keys(urls) if urls else None,
-            )
+            try:
+                report = schedule_report(
+                    view,
+                    history,
+                    self.now(view, live_now),
+                    self.refresh,
+                    units=self.settings.due_units,
+                    host_keys=host_keys(urls) if urls else None,
+                )
+            except ValueError as error:  # e.g. observations out of time order
+                raise ScheduleUnavailable(
+                    f"the refresh schedule cannot be computed: {error}"
+                ) from None
             self._report = (time.monotonic() + self.settings.cache_seconds, report, urls)
             return report, urls
 
@@ -276,8 +288,12 @@ class RepositoryFigures:
         }
 
     def _page_schedule(self, url_id: int, live_now: float | None) -> dict[str, Any] | None:
-        """The page's row of the refresh schedule (None for a page newer than the report)."""
-        report, _ = self.report(live_now)
+        """The page's row of the refresh schedule (None for a page newer than the report, or
+        when the schedule cannot be computed)."""
+        try:
+            report, _ = self.report(live_now)
+        except ScheduleUnavailable:
+            return None
         row = int(np.searchsorted(report.ids, url_id))
         if row >= len(report.ids) or report.ids[row] != url_id:
             return None

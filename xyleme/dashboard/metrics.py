@@ -36,7 +36,7 @@ def metrics_text(status: dict[str, Any], due_per_unit: list[int]) -> tuple[bytes
     for page_type, count in status["pages"].items():
         pages.labels(type=page_type).set(count)
     for key, (name, documentation) in POLICY_GAUGES.items():
-        value = status["policy"][key]
+        value = status["policy"].get(key)
         Gauge(name, documentation, registry=registry).set(math.nan if value is None else value)
     due = Gauge(
         "xyleme_refresh_due_per_unit",
