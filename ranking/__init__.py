@@ -4,48 +4,52 @@ The sliced rankings work on a :class:`SlicedGraph` (the link matrix cut by desti
 written to disk, sized by a memory budget) and need nothing else: build one from edge arrays,
 .npy files or streamed chunks, then call :func:`pagerank`, :func:`interest` or
 :func:`importance_and_interest`. See docs/ranking.md.
+
+The names below load on first use (PEP 562), so importing ``ranking.opic`` or the CLI does
+not pay for numba and the compiled kernels.
 """
 
-from ranking.compute import importance_and_interest, interest, pagerank
-from ranking.direct import DirectPageRank
-from ranking.errors import (
-    BudgetTooSmall,
-    InvalidGraph,
-    NoErrorBound,
-    NotConverged,
-    RankingCancelled,
-    RankingError,
-)
-from ranking.inverse import InversePageRank, importance_teleport, xml_teleport
-from ranking.iterative import IterativeRanking
-from ranking.power import PowerIterationPageRank
-from ranking.result import RankResult
-from ranking.sliced import CombinedScan, ScanMonitor
-from ranking.slices import SlicedGraph
-from ranking.stopping import L1Bound, MaxSweeps, RelativeChange, StopRule
+from __future__ import annotations
 
-__all__ = [
-    "BudgetTooSmall",
-    "CombinedScan",
-    "DirectPageRank",
-    "InvalidGraph",
-    "InversePageRank",
-    "IterativeRanking",
-    "L1Bound",
-    "MaxSweeps",
-    "NoErrorBound",
-    "NotConverged",
-    "PowerIterationPageRank",
-    "RankResult",
-    "RankingCancelled",
-    "RankingError",
-    "RelativeChange",
-    "ScanMonitor",
-    "SlicedGraph",
-    "StopRule",
-    "importance_and_interest",
-    "importance_teleport",
-    "interest",
-    "pagerank",
-    "xml_teleport",
-]
+import importlib
+
+_EXPORTS = {
+    "BudgetTooSmall": "ranking.errors",
+    "CombinedScan": "ranking.sliced",
+    "DirectPageRank": "ranking.direct",
+    "InvalidGraph": "ranking.errors",
+    "InversePageRank": "ranking.inverse",
+    "IterativeRanking": "ranking.iterative",
+    "L1Bound": "ranking.stopping",
+    "MaxSweeps": "ranking.stopping",
+    "NoErrorBound": "ranking.errors",
+    "NotConverged": "ranking.errors",
+    "PowerIterationPageRank": "ranking.power",
+    "RankResult": "ranking.result",
+    "RankingCancelled": "ranking.errors",
+    "RankingError": "ranking.errors",
+    "RankingSettings": "ranking.settings",
+    "RelativeChange": "ranking.stopping",
+    "ScanMonitor": "ranking.sliced",
+    "SlicedGraph": "ranking.slices",
+    "StopRule": "ranking.stopping",
+    "importance_and_interest": "ranking.compute",
+    "importance_teleport": "ranking.inverse",
+    "interest": "ranking.compute",
+    "pagerank": "ranking.compute",
+    "xml_teleport": "ranking.inverse",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'ranking' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

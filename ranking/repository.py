@@ -16,16 +16,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from ranking.compute import importance_and_interest, pagerank
 from ranking.errors import InvalidGraph, RankingError
 from ranking.result import RankResult
 from ranking.settings import RankingSettings
-from ranking.sliced import ScanMonitor
-from ranking.slices import SlicedGraph
+
+if TYPE_CHECKING:
+    from ranking.sliced import ScanMonitor
 
 KINDS = ("importance", "interest")
 
@@ -89,6 +90,9 @@ def rank_repository(
     Nothing is written when the run fails or is cancelled: the scores are set after both
     vectors have converged (:class:`~ranking.errors.NotConverged` otherwise).
     """
+    from ranking.compute import importance_and_interest, pagerank  # numba: load when ranking
+    from ranking.slices import SlicedGraph
+
     settings = settings or RankingSettings()
     view = md.refresh_view()
     ids, types = view["id"], view["type"]

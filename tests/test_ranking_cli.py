@@ -210,3 +210,16 @@ def test_the_module_entry_point_ranks(repo):
 def test_every_rank_command_is_documented(command):
     docs = (Path(__file__).resolve().parents[1] / "docs" / "ranking.md").read_text()
     assert f"## `xyleme rank {command}" in docs
+
+
+def test_ctrl_c_cancels_and_writes_nothing(repo, monkeypatch):
+    directory, _ = repo
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("xyleme.cli.rank.rank_repository", interrupted)
+    result = run("--repo", directory, "rank", "compute")
+    assert result.exit_code == 130 and "cancelled: no score was written" in result.output
+    with Metadata.open(directory / "metadata.db", readonly=True) as md:
+        assert md.scores("importance")[0].size == 0
