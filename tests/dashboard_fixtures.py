@@ -46,7 +46,7 @@ CRAWLER = CrawlerSettings(
     per_host_concurrency=4,
     write_interval=0.01,
 )
-CONFIG = "[refresh]\nbandwidth_per_unit = 40.0\ndiscovery_share = 0.1\ntime_unit_s = 86400.0\n"
+CONFIG = "[clock]\ntime_unit = 86400.0\n\n[bandwidth]\nG = 40.0\ntheta = 0.1\n"
 
 
 class TickingClock(ManualClock):

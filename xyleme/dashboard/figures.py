@@ -20,13 +20,12 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageType, UnknownPage
 from ranking.repository import provenance
-from refresh.report import ScheduleReport, schedule_report
+from refresh.report import ScheduleReport, host_keys, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.warehouse import stored_versions
@@ -49,12 +48,6 @@ def _finite(value: float | None) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
-
-
-def host_keys(urls: list[str]) -> np.ndarray:
-    """An integer per URL naming its host (the refresh module's per-host checks and priors)."""
-    hosts = [urlsplit(url).hostname or "" for url in urls]
-    return np.unique(np.array(hosts, dtype=str), return_inverse=True)[1].ravel()
 
 
 class RepositoryFigures:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from refresh.settings import RefreshSettings
+from xyleme.config import CONFIG_FILE, load_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +46,7 @@ class DashboardSettings:
 
 
 def refresh_settings(repo_dir: Path) -> RefreshSettings:
-    """The ``[refresh]`` table of ``repo_dir/xyleme.toml`` over the refresh module's defaults
-    (as ``xyleme schedule`` reads it); a bad file or value raises :class:`ValueError`."""
-    path = Path(repo_dir) / "xyleme.toml"
-    if not path.exists():
-        return RefreshSettings()
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get("refresh", {})
-        return RefreshSettings.from_mapping(table)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: bad [refresh] settings ({error})") from None
+    """The refresh settings of ``repo_dir/xyleme.toml`` as the daemon and ``xyleme schedule``
+    read them (``[refresh]``, with G, θ and the time unit from ``[bandwidth]`` and
+    ``[clock]``); a bad file raises ``xyleme.config.ConfigError``, a :class:`ValueError`."""
+    return load_config(Path(repo_dir) / CONFIG_FILE).refresh
