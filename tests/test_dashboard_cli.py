@@ -92,7 +92,7 @@ def test_serves_read_only_and_stops_on_sigterm(repo):
         assert process.wait(timeout=20) == 0
 
 
-def test_admin_mode_takes_the_token_but_has_no_daemon_to_run_actions(repo):
+def test_admin_mode_runs_actions_on_the_repository_with_the_token(repo):
     process, url = serve(repo, "--http-admin", "--token", "0123456789abcdef")
     try:
         request = urllib.request.Request(
@@ -101,9 +101,20 @@ def test_admin_mode_takes_the_token_but_has_no_daemon_to_run_actions(repo):
             data=b"",
             headers={"Authorization": "Bearer 0123456789abcdef"},
         )
-        with pytest.raises(urllib.error.HTTPError) as answer:
-            urllib.request.urlopen(request, timeout=20)
-        assert answer.value.code == 503
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert json.load(response) == {"ok": True, "message": "fetching paused"}
+        seeds = urllib.request.Request(
+            url + "api/admin/seeds",
+            method="POST",
+            data=json.dumps({"token": "0123456789abcdef", "urls": ["http://a.test/"]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(seeds, timeout=30) as response:
+            assert json.load(response)["message"].startswith("1 seed(s) added")
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0
+    status = CliRunner().invoke(cli, ["--repo", str(repo), "status", "--json"])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.output)["paused"] is True
+    assert json.loads(status.output)["seeds"] == 1

@@ -5,15 +5,39 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import signal
+from pathlib import Path
 
 import click
 from aiohttp import web
 
 from metadata import MetadataError
+from xyleme import commands
 from xyleme.cli import cli, repo_path
+from xyleme.cli.ops import run_state_command
 from xyleme.dashboard import create_app
 
 TOKEN_VARIABLE = "XYLEME_DASHBOARD_TOKEN"
+
+
+class RepositoryActions:
+    """The admin actions of a standalone dashboard, on the path of ``xyleme pause`` and
+    ``xyleme seed add``: run on the repository when no daemon holds it, else handed to the
+    daemon through its command table (each in a thread: the daemon may take seconds)."""
+
+    def __init__(self, repository: Path) -> None:
+        self.repository = repository
+
+    async def set_paused(self, paused: bool) -> commands.Answer:
+        return await self._run("pause" if paused else "resume", {})
+
+    async def add_seeds(self, urls: list[str]) -> commands.Answer:
+        return await self._run("seed add", {"urls": urls})
+
+    async def _run(self, name: str, args: dict) -> commands.Answer:
+        try:
+            return await asyncio.to_thread(run_state_command, self.repository, name, args)
+        except click.ClickException as error:  # e.g. the daemon did not answer in time
+            return commands.Answer(error.message, ok=False)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -67,7 +91,11 @@ def dashboard(ctx: click.Context, address: str, admin: bool, token: str | None) 
         raise click.UsageError("--token is only used with --http-admin")
     repo = repo_path(ctx)
     try:
-        app = create_app(repo, admin_token=token if admin else None)
+        app = create_app(
+            repo,
+            admin_token=token if admin else None,
+            actions=RepositoryActions(repo) if admin else None,
+        )
     except (MetadataError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     mode = "admin actions with the token" if admin else "read-only"
