@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from metadata import Metadata
 from xyleme.dashboard import AdminActions, DashboardSettings, LiveFigures, create_app
 from xyleme.dashboard.live import LiveHistory
+from xyleme.status import save_live_status
 
 TOKEN = "s3cret-token-for-tests"
 
@@ -153,3 +154,24 @@ def test_live_history_rates_between_samples():
         history.sample(now=float(second))
     rates = history.rates()  # the first sample fell out (keep=3)
     assert rates == {"at": [2.0, 3.0], "fetch_rate": [100.0, 150.0], "error_rate": [10.0, 15.0]}
+
+
+async def test_standalone_overview_shows_the_daemons_last_checkpoint(aiohttp_client, repo):
+    with Metadata.open(repo / "metadata.db") as md:
+        save_live_status(
+            md,
+            {
+                "at": 1_767_225_600.0,
+                "fetch_rate": 12.5,
+                "fetched": 300,
+                "queues": {"1": 7, "3": 90},
+                "errors": {"dns": 1},
+            },
+        )
+    client = await aiohttp_client(create_app(repo))
+    status = await (await client.get("/api/status")).json()
+    assert status["live"] is None
+    assert status["daemon"]["pid"] is None and status["daemon"]["checkpoint"]["fetched"] == 300
+    text = await (await client.get("/")).text()
+    assert 'id="checkpoint-queue-3">90<' in text and 'id="checkpoint-rate">12.5<' in text
+    assert "is not running" in text

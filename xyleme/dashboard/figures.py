@@ -29,6 +29,8 @@ from refresh.report import ScheduleReport, host_keys, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.warehouse import stored_versions
+from xyleme.lock import holder_pid
+from xyleme.status import read_status
 
 DATABASE = "metadata.db"
 TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
@@ -105,6 +107,18 @@ class RepositoryFigures:
             "growth": self._growth(view, now),
             "policy": policy,
             "live": live,
+            "daemon": self._daemon(),
+        }
+
+    def _daemon(self) -> dict[str, Any]:
+        """What ``xyleme status`` knows of the daemon: whether one holds the repository
+        (its pid), paused, seeds, and the figures of its last checkpoint (None before any)."""
+        facts = read_status(self.md, holder_pid(self.repo_dir))
+        return {
+            "pid": facts["daemon"]["pid"],
+            "paused": facts["paused"],
+            "seeds": facts["seeds"],
+            "checkpoint": facts["live"] or None,
         }
 
     def _growth(self, view: dict[str, np.ndarray], now: float) -> dict[str, list[float]]:
