@@ -15,6 +15,7 @@ from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.ops import run_state_command
 from xyleme.dashboard import create_app
+from xyleme.dashboard.serving import serving
 
 TOKEN_VARIABLE = "XYLEME_DASHBOARD_TOKEN"
 
@@ -108,18 +109,11 @@ def dashboard(ctx: click.Context, address: str, admin: bool, token: str | None) 
 
 
 async def _serve(app: web.Application, host: str, port: int, banner: str) -> None:
-    """Serve until SIGINT or SIGTERM; print the banner with the real address (port 0)."""
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        bound_host, bound_port = runner.addresses[0][:2]
-        url = f"http://{'[' + bound_host + ']' if ':' in bound_host else bound_host}:{bound_port}/"
-        click.echo(banner.format(url=url) + "; Ctrl-C stops it", nl=True)
+    """Serve until SIGINT or SIGTERM; print the banner with the address bound (port 0)."""
+    async with serving(app, host, port) as url:
+        click.echo(banner.format(url=url) + "; Ctrl-C stops it")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         await stop.wait()
-    finally:
-        await runner.cleanup()

@@ -7,6 +7,14 @@ actions (:class:`AdminActions`).
 
 from xyleme.dashboard.app import create_app
 from xyleme.dashboard.live import AdminActions, LiveFigures
+from xyleme.dashboard.serving import DaemonFigures, serving
 from xyleme.dashboard.settings import DashboardSettings
 
-__all__ = ["AdminActions", "DashboardSettings", "LiveFigures", "create_app"]
+__all__ = [
+    "AdminActions",
+    "DaemonFigures",
+    "DashboardSettings",
+    "LiveFigures",
+    "create_app",
+    "serving",
+]

@@ -1,0 +1,51 @@
+"""The dashboard mounted on a real in-process daemon (manual clock): live figures and admin
+actions come from the daemon itself, through DaemonFigures."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+from click.testing import CliRunner
+
+from metadata.clock import ManualClock
+from xyleme.cli import cli
+from xyleme.config import Config
+from xyleme.daemon import Daemon
+from xyleme.dashboard import DaemonFigures, create_app, serving
+
+TOKEN = "daemon-token-123"
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    assert CliRunner().invoke(cli, ["init", str(tmp_path)]).exit_code == 0
+    running = Daemon(tmp_path, Config(), clock=ManualClock(1_000.0))
+    running.open()
+    yield running
+    running.close()
+
+
+async def test_live_figures_and_actions_come_from_the_daemon(aiohttp_client, daemon):
+    app = create_app(daemon.repository, admin_token=TOKEN, live=DaemonFigures(daemon))
+    client = await aiohttp_client(app)
+    status = await (await client.get("/api/status")).json()
+    live = status["live"]
+    assert live["now"] == 1_000.0 and live["paused"] is False
+    assert set(live["queues"]) == {"0", "1", "2", "3", "4"}
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    answer = await client.post("/api/admin/pause", headers=headers)
+    assert answer.status == 200 and daemon.paused
+    answer = await client.post(
+        "/api/admin/seeds", json={"token": TOKEN, "urls": ["http://site0.simweb.test/"]}
+    )
+    assert answer.status == 200, await answer.text()
+    assert "1 seed(s) added" in (await answer.json())["message"]
+
+
+async def test_serving_binds_a_free_port_and_releases_it(daemon):
+    app = create_app(daemon.repository, live=DaemonFigures(daemon))
+    async with serving(app, "127.0.0.1", 0) as url:
+        assert url.startswith("http://127.0.0.1:")
+        async with aiohttp.ClientSession() as session, session.get(url + "api/status") as reply:
+            assert reply.status == 200
+            assert (await reply.json())["live"]["now"] == 1_000.0
