@@ -3,11 +3,17 @@ actions come from the daemon itself, through DaemonFigures."""
 
 from __future__ import annotations
 
+import json
+import signal
+import time
+import urllib.request
+
 import aiohttp
 import pytest
 from click.testing import CliRunner
 
 from metadata.clock import ManualClock
+from tests.daemon_fixtures import RunningDaemon
 from xyleme.cli import cli
 from xyleme.config import Config
 from xyleme.daemon import Daemon
@@ -49,3 +55,21 @@ async def test_serving_binds_a_free_port_and_releases_it(daemon):
         async with aiohttp.ClientSession() as session, session.get(url + "api/status") as reply:
             assert reply.status == 200
             assert (await reply.json())["live"]["now"] == 1_000.0
+
+
+def test_xyleme_run_http_serves_the_daemons_dashboard(tmp_path):
+    assert CliRunner().invoke(cli, ["init", str(tmp_path)]).exit_code == 0
+    daemon = RunningDaemon(tmp_path, "--http", "127.0.0.1:0")
+    try:
+        url = daemon.wait_for("dashboard at ").split("dashboard at ", 1)[1].strip()
+        daemon.wait_for("daemon started")
+        live: dict = {}
+        for _ in range(50):  # the first sample may predate the daemon's start (2 s period)
+            with urllib.request.urlopen(url + "api/status", timeout=20) as response:
+                live = json.load(response)["live"]
+            if "queues" in live:
+                break
+            time.sleep(0.2)
+        assert set(live["queues"]) == {"0", "1", "2", "3", "4"} and live["now"] > 0
+    finally:
+        assert daemon.stop(signal.SIGTERM) == 0

@@ -58,6 +58,15 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def admin_token_of(admin: bool, token: str | None) -> str | None:
+    """The admin token when ``--http-admin`` is given with one; usage errors otherwise."""
+    if admin and not token:
+        raise click.UsageError(f"--http-admin needs --token (or ${TOKEN_VARIABLE})")
+    if token and not admin:
+        raise click.UsageError("--token is only used with --http-admin")
+    return token if admin else None
+
+
 @cli.command("dashboard")
 @click.option(
     "--http",
@@ -86,15 +95,12 @@ def dashboard(ctx: click.Context, address: str, admin: bool, token: str | None) 
     Page, Query; JSON under /api/; Prometheus figures at /metrics. Stop with Ctrl-C.
     """
     host, port = parse_address(address)
-    if admin and not token:
-        raise click.UsageError(f"--http-admin needs --token (or ${TOKEN_VARIABLE})")
-    if token and not admin:
-        raise click.UsageError("--token is only used with --http-admin")
+    admin_token = admin_token_of(admin, token)
     repo = repo_path(ctx)
     try:
         app = create_app(
             repo,
-            admin_token=token if admin else None,
+            admin_token=admin_token,
             actions=RepositoryActions(repo) if admin else None,
         )
     except (MetadataError, ValueError) as error:

@@ -7,7 +7,7 @@ actions (:class:`AdminActions`).
 
 from xyleme.dashboard.app import create_app
 from xyleme.dashboard.live import AdminActions, LiveFigures
-from xyleme.dashboard.serving import DaemonFigures, serving
+from xyleme.dashboard.serving import DaemonFigures, run_with_dashboard, serving
 from xyleme.dashboard.settings import DashboardSettings
 
 __all__ = [
@@ -16,5 +16,6 @@ __all__ = [
     "DashboardSettings",
     "LiveFigures",
     "create_app",
+    "run_with_dashboard",
     "serving",
 ]

@@ -1,26 +1,30 @@
 """Running the dashboard: an address to serve on, and the daemon's figures in the shape
 :class:`~xyleme.dashboard.live.LiveFigures` asks for.
 
-``xyleme dashboard`` serves with :func:`serving`; a daemon mounts the dashboard the same way::
-
-    app = create_app(repository, admin_token=token, live=DaemonFigures(daemon))
-    async with serving(app, "127.0.0.1", 8080) as url:
-        ...  # the daemon runs; url is the address to print
+``xyleme dashboard`` serves with :func:`serving`; ``xyleme run --http`` runs the daemon with
+its dashboard through :func:`run_with_dashboard`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
+
+from xyleme.dashboard.app import create_app
 
 
 class RunningDaemon(Protocol):
     """What :class:`DaemonFigures` reads of ``xyleme.daemon.Daemon``."""
 
     paused: bool
+    repository: Path
+    md: Any  # None until the daemon has opened the repository
+
+    async def run(self) -> None: ...
 
     def live_status(self) -> dict[str, Any]: ...
 
@@ -41,6 +45,8 @@ class DaemonFigures:
         self.daemon = daemon
 
     def live_figures(self) -> dict[str, Any]:
+        if self.daemon.md is None:  # not started yet, or stopped
+            return {"paused": self.daemon.paused}
         facts = self.daemon.live_status()
         return {**facts, "now": facts.get("at"), "paused": self.daemon.paused}
 
@@ -64,3 +70,18 @@ async def serving(app: web.Application, host: str, port: int) -> AsyncIterator[s
         yield f"http://{shown}:{bound_port}/"
     finally:
         await runner.cleanup()
+
+
+async def run_with_dashboard(
+    daemon: RunningDaemon,
+    host: str,
+    port: int,
+    *,
+    admin_token: str | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Run ``daemon`` with its dashboard served on ``host:port``; ``announce`` gets the URL."""
+    app = create_app(daemon.repository, admin_token=admin_token, live=DaemonFigures(daemon))
+    async with serving(app, host, port) as url:
+        announce(url)
+        await daemon.run()
