@@ -4,7 +4,10 @@ actions come from the daemon itself, through DaemonFigures."""
 from __future__ import annotations
 
 import json
+import re
 import signal
+import subprocess
+import sys
 import time
 import urllib.request
 
@@ -73,3 +76,16 @@ def test_xyleme_run_http_serves_the_daemons_dashboard(tmp_path):
         assert set(live["queues"]) == {"0", "1", "2", "3", "4"} and live["now"] > 0
     finally:
         assert daemon.stop(signal.SIGTERM) == 0
+
+
+def test_the_demo_prints_its_dashboards_address(tmp_path):
+    options = ["--days", "0.5", "--pages", "200", "--speed", "43200", "--dir", str(tmp_path / "r")]
+    done = subprocess.run(
+        [sys.executable, "-m", "xyleme", "demo", *options, "--http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^dashboard at http://127\.0\.0\.1:\d+/$", done.stdout, re.MULTILINE)

@@ -80,7 +80,11 @@ async def run_with_dashboard(
     admin_token: str | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Run ``daemon`` with its dashboard served on ``host:port``; ``announce`` gets the URL."""
+    """Run ``daemon`` with its dashboard served on ``host:port``; ``announce`` gets the URL.
+
+    The dashboard is built before the daemon starts (a bad address or configuration stops
+    both at once), and served until the daemon stops.
+    """
     app = create_app(daemon.repository, admin_token=admin_token, live=DaemonFigures(daemon))
     async with serving(app, host, port) as url:
         announce(url)
