@@ -301,9 +301,8 @@ class Daemon:
             self.crawler.signals.connect(signal_, lambda event: credit(event.result))
         self.crawler.signals.connect(signals.page_fetched, self._count_refresh)
         self.crawler.signals.connect(signals.page_fetched, self._queue_sitemaps)
-        self.crawler.signals.connect(signals.page_fetched, self.sink.dependency_fetched)
-        for signal_ in (signals.page_failed, signals.page_dead):
-            self.crawler.signals.connect(signal_, self.sink.dependency_failed)
+        for signal_ in (signals.page_fetched, signals.page_failed, signals.page_dead):
+            self.crawler.signals.connect(signal_, self.sink.dependency_answered)
 
     def _queue_sitemaps(self, event: CrawlEvent) -> None:
         """The first page read from a host: queue the sitemaps its robots.txt names.

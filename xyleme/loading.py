@@ -1,12 +1,11 @@
-"""The loader on the daemon's loop: parsing in a thread, its requests back on the loop.
+"""The loader as the daemon's document sink: one call at a time, counted.
 
-The crawler hands every new or changed XML body to its ``DocumentSink`` and awaits it.
-Parsing and validating a document is CPU work (ARCHITECTURE: it "must not stall the
-fetchers"), so :class:`LoaderSink` runs :class:`loader.Loader` in a worker thread, one call
-at a time (the loader is not thread-safe). What the loader asks of the crawler from that
-thread — a DTD or entity at level 0 — is handed back to the loop, where the crawler lives.
-After a document is stored, its links (the loader wrote them to Link-Data) that the crawler
-has not seen yet are queued at the scouting level, as the crawler does for HTML links.
+The crawler owns the hand-off (``xyleme.crawler.handoff``): it runs ``load`` and
+``dependency_failed`` in a worker thread, in order, so parsing never stalls the fetchers, and
+it scouts the links of every stored document. What the daemon adds is small: the loader is not
+thread-safe, so its periodic ``expire_waiting`` must not run beside a load (one lock); a DTD
+asked for by many documents is requested once until its fetch ends; and the documents loaded
+are counted for ``xyleme status``.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from loader import Loader, LoaderSettings, LoadOutcome, LoadResult
 from metadata import InvalidURL, Metadata, canonicalize_url
@@ -27,17 +26,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class LoopFetcher:
-    """The loader's ``DependencyFetcher``: requests made in its thread reach the crawler on
-    the loop (the crawler's queues are not thread-safe).
-
-    A dependency is asked for once until its fetch ends: every document that needs a DTD
-    asks for it, and the crawler would otherwise fetch it again for each of them.
+class OnceFetcher:
+    """The loader's ``DependencyFetcher``: asks the crawler for a dependency once until its
+    fetch ends (every document that needs a DTD asks for it; the crawler would otherwise
+    fetch it again for each of those whose request arrives while it is in flight).
     """
 
-    def __init__(self, crawler: Crawler, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.loop = loop
         self.pending: set[str] = set()
         self._lock = threading.Lock()
 
@@ -50,7 +46,7 @@ class LoopFetcher:
             if key in self.pending:
                 return True
             self.pending.add(key)
-        self.loop.call_soon_threadsafe(self.crawler.request, url, referrer_id)
+        self.crawler.request(url, referrer_id)  # thread-safe: handed to the crawler's loop
         return True
 
     def answered(self, url: str) -> None:
@@ -60,7 +56,7 @@ class LoopFetcher:
 
 
 class LoaderSink:
-    """The crawler's ``DocumentSink``: loads in a thread, queues the links it found.
+    """The crawler's ``DocumentSink`` in the daemon: the loader behind a lock, counted.
 
     Parameters
     ----------
@@ -69,7 +65,7 @@ class LoaderSink:
     md : Metadata
         The metadata manager (shared with the crawler; it is thread-safe).
     crawler : Crawler
-        Where dependency requests and newly found links go.
+        Where dependency requests go, and whose scope bounds them.
     clock : Clock
         Simulated time (the dependency timeout).
     settings : LoaderSettings
@@ -84,96 +80,53 @@ class LoaderSink:
         clock: Clock,
         settings: LoaderSettings,
     ) -> None:
-        self.md = md
-        self.crawler = crawler
-        self.folder = folder
-        self.clock = clock
-        self.settings = settings
+        self.fetcher = OnceFetcher(crawler)
+        self.loader = Loader(
+            folder,
+            md,
+            self.fetcher,
+            clock,
+            settings,
+            in_scope=lambda url: crawler.scope.refusal(url) is None,
+        )
         self.loaded = 0
-        self._loader: Loader | None = None
         self._lock = threading.Lock()
 
-    @property
-    def loader(self) -> Loader:
-        """The loader, built on first use from the loop it must hand requests back to."""
-        if self._loader is None:
-            self._loader = Loader(
-                self.folder,
-                self.md,
-                LoopFetcher(self.crawler, asyncio.get_running_loop()),
-                self.clock,
-                self.settings,
-                in_scope=lambda url: self.crawler.scope.refusal(url) is None,
-            )
-        return self._loader
-
-    async def load(
+    def load(
         self,
         url_id: int,
         url: str,
-        body_or_path: bytes,
+        body: bytes,
         headers: Mapping[str, str],
         fetched_at: float,
     ) -> LoadResult:
-        """Load one body in a thread; then queue the new links of a stored document."""
-        result = await asyncio.to_thread(
-            self._locked, self.loader.load, url_id, url, body_or_path, headers, fetched_at
-        )
+        """Load one body (the crawler calls it from its worker thread)."""
+        result = self._locked(self.loader.load, url_id, url, body, headers, fetched_at)
         if result.outcome is LoadOutcome.STORED:
             self.loaded += 1
-            if result.links:
-                children = await asyncio.to_thread(self._children_urls, url_id)
-                self._scout(children, url_id)
         elif result.outcome is LoadOutcome.FAILED:
             log.info("document %s refused: %s", url, result.reason)
         return result
 
-    def dependency_fetched(self, event: CrawlEvent) -> None:
-        """A DTD or entity fetch ended well: it may be asked for again from now on."""
-        if event.level == Level.DEPENDENCY and self._loader is not None:
-            self._loader.fetcher.answered(event.url)
+    def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
+        """A DTD or entity could not be fetched: its waiting documents fail."""
+        self.fetcher.answered(url)
+        return self._locked(self.loader.dependency_failed, url_id, url, reason)
 
-    def dependency_failed(self, event: CrawlEvent) -> None:
-        """A DTD or entity could not be fetched: its waiting documents fail (in a thread)."""
-        if event.level != Level.DEPENDENCY:
-            return
-        self.dependency_fetched(event)
-        reason = event.result.reason or f"HTTP {event.result.status}"
-        task = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(
-                self._locked,
-                self.loader.dependency_failed,
-                event.result.url_id,
-                event.url,
-                reason,
-            )
-        )
-        task.add_done_callback(_log_failure)
+    def dependency_answered(self, event: CrawlEvent) -> None:
+        """A dependency's fetch ended (read or failed): it may be asked for again."""
+        if event.level == Level.DEPENDENCY:
+            self.fetcher.answered(event.url)
 
     async def expire_waiting(self) -> int:
         """Fail the documents that waited too long for a dependency; how many."""
         return len(await asyncio.to_thread(self._locked, self.loader.expire_waiting))
 
     def close(self) -> None:
-        if self._loader is not None:
-            with self._lock:
-                self._loader.close()
+        with self._lock:
+            self.loader.close()
 
-    def _locked(self, method: Callable[..., T], *args: Any) -> T:
+    def _locked(self, method: Callable[..., T], *args: object) -> T:
         """Call a loader method holding the lock (one loader call at a time)."""
         with self._lock:
             return method(*args)
-
-    def _children_urls(self, url_id: int) -> list[str]:
-        return self.md.urls_of(self.md.children(url_id).tolist())
-
-    def _scout(self, urls: list[str], referrer: int) -> None:
-        """Queue the links the crawler never saw (the seen-URL table remembers the rest)."""
-        for url in urls:
-            if url not in self.crawler.seen:
-                self.crawler.submit(url, Level.SCOUTING, referrer=referrer)
-
-
-def _log_failure(task: asyncio.Task) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("failing the documents waiting on a dependency failed", exc_info=task.exception())
