@@ -9,7 +9,7 @@ import click
 
 from metadata import MetadataError
 from xyleme.cli import cli, repo_path
-from xyleme.cli.dashboard import TOKEN_VARIABLE, admin_token_of, parse_address
+from xyleme.cli.dashboard import admin_options, admin_token_of, parse_address
 from xyleme.cli.ops import config_option, effective_config
 from xyleme.daemon import Daemon, DaemonStopped, run_daemon
 from xyleme.dashboard import run_with_dashboard
@@ -39,17 +39,7 @@ from xyleme.logs import FORMATS, configure_logging
     default=None,
     help="Also serve the dashboard and JSON API on HOST:PORT (e.g. 127.0.0.1:8080).",
 )
-@click.option(
-    "--http-admin",
-    "admin",
-    is_flag=True,
-    help="Let the dashboard pause, resume and add seeds for requests with the token.",
-)
-@click.option(
-    "--token",
-    envvar=TOKEN_VARIABLE,
-    help=f"The dashboard's admin token (or ${TOKEN_VARIABLE}). Needs --http-admin.",
-)
+@admin_options
 @click.pass_context
 def run(
     ctx: click.Context,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -58,6 +59,22 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def admin_options(command: Callable) -> Callable:
+    """``--http-admin`` and ``--token``, as ``xyleme dashboard`` and ``xyleme run --http``
+    take them (parameters ``admin`` and ``token``; check them with :func:`admin_token_of`)."""
+    command = click.option(
+        "--token",
+        envvar=TOKEN_VARIABLE,
+        help=f"The admin token (at least 8 characters; or ${TOKEN_VARIABLE}). Needs --http-admin.",
+    )(command)
+    return click.option(
+        "--http-admin",
+        "admin",
+        is_flag=True,
+        help="Let the dashboard pause, resume and add seeds for requests with the token.",
+    )(command)
+
+
 def admin_token_of(admin: bool, token: str | None) -> str | None:
     """The admin token when ``--http-admin`` is given with one; usage errors otherwise."""
     if admin and not token:
@@ -75,17 +92,7 @@ def admin_token_of(admin: bool, token: str | None) -> str | None:
     show_default=True,
     help="Address to serve on (HOST:PORT; port 0 picks a free one). Loopback by default.",
 )
-@click.option(
-    "--http-admin",
-    "admin",
-    is_flag=True,
-    help="Accept state-changing actions (pause, resume, add seeds) from requests with the token.",
-)
-@click.option(
-    "--token",
-    envvar=TOKEN_VARIABLE,
-    help=f"The admin token (at least 8 characters; or ${TOKEN_VARIABLE}). Needs --http-admin.",
-)
+@admin_options
 @click.pass_context
 def dashboard(ctx: click.Context, address: str, admin: bool, token: str | None) -> None:
     """Serve the web dashboard and JSON API of the repository, read-only.
