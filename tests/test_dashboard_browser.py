@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -190,3 +191,34 @@ def test_hostile_xpath_is_shown_as_text(page, server):
     assert "invalid XPath" in shown(page, "#query-error")
     assert page.locator("main img").count() == 0
     assert page.title() == "Query · xyleme"
+
+
+def test_the_demo_dashboard_shows_live_figures(browser, shots):
+    """The dashboard a running demo serves: live queue sizes and fetch rates."""
+    options = ["--days", "8", "--pages", "300", "--speed", "43200", "--http", "127.0.0.1:0"]
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "xyleme", "demo", *options],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = next(line for line in demo.stdout if line.startswith("dashboard at "))
+        url = url.removeprefix("dashboard at ").strip()
+        for _ in range(150):  # until the daemon is open and three samples give two rates
+            status = api(url.rstrip("/"), "/api/status")
+            if "queues" in status["live"] and len(status["live"]["rates"]["fetch_rate"]) > 1:
+                break
+            time.sleep(0.2)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        tab = context.new_page()
+        tab.goto(url)
+        assert tab.locator("[id^=queue-]").count() == len(status["live"]["queues"])
+        assert tab.locator("svg.chart").count() == 4
+        tab.screenshot(path=shots / "overview-live.png", full_page=True)
+        context.close()
+    finally:
+        demo.terminate()
+        demo.wait(timeout=60)
