@@ -57,3 +57,18 @@ def dense_renormalised(src, dst, n, damping=0.85) -> np.ndarray:
     """The fixed point of eq. 6–7: Perron vector of c·M + (1−c)·E·1ᵀ."""
     matrix = link_matrix(src, dst, n)
     return perron(damping * matrix + (1 - damping) * np.full((n, n), 1.0 / n))[0]
+
+
+def literal_inverse(src, dst, n, teleport, damping=0.85, tol=1e-14) -> tuple[np.ndarray, int]:
+    """Eq. 6–7 on Mᵗ as written, x ← r·(c·Mᵗ·x + (1−c)·E') from x = E' (Jacobi), until the
+    ℓ₁ change is below ``tol``: the paper's PR(M_Out, E', E'). Returns (x, sweeps)."""
+    teleport = teleport / teleport.sum()
+    m_out = link_matrix(src, dst, n).T
+    x = teleport
+    for sweep in range(1, 100_000):
+        y = damping * (m_out @ x) + (1 - damping) * teleport
+        y /= y.sum()
+        if np.abs(y - x).sum() <= tol:
+            return y, sweep
+        x = y
+    raise AssertionError("eq. 6–7 did not converge")
