@@ -141,15 +141,19 @@ class InversePageRank(SlicedRanking):
         self.variant = variant
         self.interest = graph.vector(self.kind)
         self.children_sum = graph.vector("interest-children-sum")
+        self.self_linked = graph.vector("self-linked", dtype=np.uint8)
         self.last_delta = float("inf")
         self.r = 1.0
         self._moved = 0.0
 
     def init(self) -> None:
-        """Start from x = 0, whose children sums are 0: a consistent state without a scan."""
+        """Start from x = 0, whose children sums are 0 (consistent without a scan); mark the
+        pages with self-links (a sequential read of the slices)."""
         super().init()
         self.interest[:] = 0.0
         self.children_sum[:] = 0.0
+        for view in self.graph.slices():
+            kernels.mark_self_links(view.indptr, view.sources, view.lo, self.self_linked)
         self.last_delta = float("inf")
         self.r = 1.0
 
@@ -162,6 +166,7 @@ class InversePageRank(SlicedRanking):
             view.sources,
             view.lo,
             self.graph.outdeg,
+            self.self_linked,
             self.teleport,
             self.damping,
             self.r,

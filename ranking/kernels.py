@@ -124,11 +124,24 @@ def gauss_seidel_slice(
 
 
 @_jit
+def mark_self_links(indptr: np.ndarray, slice_src: np.ndarray, lo: int, flags: np.ndarray) -> None:
+    """flags[j] = 1 for the pages of the slice that link to themselves, else 0."""
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        flags[page] = 0
+        for e in range(indptr[row], indptr[row + 1]):
+            if slice_src[e] == page:
+                flags[page] = 1
+                break
+
+
+@_jit
 def inverse_gauss_seidel_slice(
     indptr: np.ndarray,
     slice_src: np.ndarray,
     lo: int,
     outdeg: np.ndarray,
+    self_linked: np.ndarray,
     teleport: np.ndarray,
     damping: float,
     r: float,
@@ -142,9 +155,10 @@ def inverse_gauss_seidel_slice(
     interest of every child; its own equation is solved exactly for self-links (a page
     linking mostly to itself is otherwise a mode that shrinks only by r·c a sweep), unless
     r·c·loops/OutDeg ≥ 1, possible while r is far from its limit, where it reads its old
-    value instead (the same fixed point either way). The change of x_j is then pushed to
-    the sums of its parents, the sources of the slice's in-links of j. Returns Σ |change|
-    over the slice.
+    value instead (the same fixed point either way); ``self_linked`` (from
+    :func:`mark_self_links`) spares counting the loops of the other pages. The change of
+    x_j is then pushed to the sums of its parents, the sources of the slice's in-links of
+    j. Returns Σ |change| over the slice.
     """
     moved = 0.0
     for row in range(indptr.shape[0] - 1):
@@ -153,9 +167,10 @@ def inverse_gauss_seidel_slice(
         new = (1.0 - damping) * teleport[page]
         if degree > 0:
             loops = 0
-            for e in range(indptr[row], indptr[row + 1]):
-                if slice_src[e] == page:
-                    loops += 1
+            if self_linked[page]:
+                for e in range(indptr[row], indptr[row + 1]):
+                    if slice_src[e] == page:
+                        loops += 1
             own = r * damping * loops / degree
             if own < 1.0:
                 inflow = children_sum[page] - loops * interest[page]
