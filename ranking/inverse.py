@@ -22,25 +22,27 @@ Gauss-Seidel on the eigen-equation. A sweep visits the pages in order and sets e
 x_j = r·(c·Σ_{k∈Out(j)} x_k/OutDeg(j) + (1 − c)·E'_j) from the *newest* interest of its
 children, its own equation solved exactly for self-links; r stays fixed during the sweep.
 The sweep ends by normalising x to ‖x‖₁ = 1 and taking r of eq. 7 for the normalised x.
-The fixed points are the same: x* with r* is left unchanged by a sweep. The children sums
+The fixed points are the same: x* with r* is left unchanged by a sweep, and where the
+sweeps converge, their limit satisfies every page's equation with the limit of r, which is
+eq. 7's r for it (the first sweep takes r = 1). The children sums
 are kept current in an N-vector: a page's change is pushed, while its slice is read, to
 the sums of its parents, the sources of its in-links in the slice. So the inverse reads
-the same slices as the direct ranking, in the same scan (:class:`~ranking.sliced.
-CombinedScan`), and costs the same random accesses per link as a Jacobi sweep. It starts
-from x = 0 (children sums 0, a consistent state without a scan); the pages it reaches are
-those eq. 6–7 reaches from E'. On the 1M-page benchmark graph it stops after 134 sweeps
-where the Jacobi sweeps of eq. 6–7 needed 307 (docs/ranking.md). Measured and rejected:
-Gauss-Seidel reading a page's self-links at their old value (twice the sweeps), power
-extrapolation killing the eigenvalues c·ω (at best 2× fewer sweeps, and it diverges when
-applied every few sweeps: the rest of the spectrum is dense just below c), and
-over-relaxation (it diverges from ω = 1.2: r couples every page).
+the same slices as the direct ranking, in the same scan
+(:class:`~ranking.sliced.CombinedScan`), with one random access per link as a Jacobi
+sweep. It starts from x = 0 (children sums 0, a consistent state without a scan); the
+pages it reaches are those eq. 6–7 reaches from E'. On the 1M-page benchmark graph it
+stops after 134 sweeps where the Jacobi sweeps of eq. 6–7 needed 307 (docs/ranking.md).
+Measured and rejected: Gauss-Seidel reading a page's self-links at their old value (twice
+the sweeps), power extrapolation killing the eigenvalues c·ω (at best 2× fewer sweeps, and
+it diverges when applied every few sweeps: the eigenvalues just below c get amplified),
+and over-relaxation (it diverges from ω = 1.2: r couples every page).
 
 Why no error bound: the columns of c·Mᵗ sum to c·Σ_{i→j} 1/OutDeg(i), which exceeds c
 whenever a page's parents have few links, r changes every sweep, and Gauss-Seidel on an
 eigen-equation has no contraction proof, so the argument of the direct ranking fails. The
 stop rule is therefore the relative ℓ₁ change of a sweep, ‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁/‖x⁽ᵗ⁾‖₁ before
 normalising x⁽ᵗ⁾: scale-free, but a measure of progress, not a distance to the fixed point
-(when it reached 1e-8 on a 300,000-page benchmark graph, the ℓ₁ error was 1.1e-7; the
+(when it reached 1e-8 on a 300,000-page benchmark graph, the ℓ₁ error was 1.2e-7; the
 Jacobi sweeps of eq. 6–7 stopped at an error of 5.6e-8).
 """
 
