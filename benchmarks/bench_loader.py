@@ -12,8 +12,10 @@ Two figures, each beside its peer measured in the same run:
   a spooled file, measured in a fresh child process as the growth of its peak RSS (VmHWM)
   over its RSS just before the load.
 
-Run: ``python benchmarks/bench_loader.py [--quick] [--docs N]``. The last line printed is a
-JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio`` and ``big_doc_peak_mb``.
+Run: ``python benchmarks/bench_loader.py [--quick] [--docs N] [--batch B]``. The last line
+printed is a JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio`` and
+``big_doc_peak_mb``. ``docs_per_s`` loads ``B`` documents per ``Loader.load_many`` call (the
+crawler's batches); ``single_docs_per_s`` one per ``Loader.load`` call.
 """
 
 from __future__ import annotations
@@ -106,19 +108,28 @@ def open_loader(
     return loader, metadata
 
 
-def loader_loop(corpus: Corpus, folder: Path) -> tuple[float, float]:
+def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]:
     """The whole job: parse, validate, store a version, write links to the metadata.
 
-    Returns CPU seconds and wall-clock seconds (the latter includes waiting for the disk).
+    ``batch`` documents go to ``Loader.load_many`` at a time (1: ``Loader.load``, each
+    document then commits on its own). Returns CPU seconds and wall-clock seconds (the
+    latter includes waiting for the disk).
     """
     loader, metadata = open_loader(folder, corpus.dependencies)
     documents = corpus.documents
     ids = metadata.ids_for([url for url, _ in documents])
+    headers = {"Content-Type": "application/xml"}
+    fetched = [(i, url, body, headers, 1.0) for i, (url, body) in zip(ids, documents, strict=True)]
     started, wall = time.process_time(), time.perf_counter()
-    for url_id, (url, body) in zip(ids, documents, strict=True):
-        result = loader.load(url_id, url, body, {"Content-Type": "application/xml"}, 1.0)
-        assert result.outcome is LoadOutcome.STORED, result.reason
+    if batch == 1:
+        results = [loader.load(*item) for item in fetched]
+    else:
+        results = []
+        for start in range(0, len(fetched), batch):
+            results += loader.load_many(fetched[start : start + batch])
     elapsed, wall = time.process_time() - started, time.perf_counter() - wall
+    for result in results:
+        assert result.outcome is LoadOutcome.STORED, result.reason
     metadata.close()
     return elapsed, wall
 
@@ -215,6 +226,9 @@ def main() -> None:
     parser.add_argument(
         "--dir", default=None, help="where the scratch repositories go (default: the temp dir)"
     )
+    parser.add_argument(
+        "--batch", type=int, default=100, help="documents per Loader.load_many call"
+    )
     options = parser.parse_args()
     count = options.docs or (600 if options.quick else 5000)
     big_mb = options.big_mb or (50 if options.quick else 200)
@@ -226,15 +240,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=options.dir) as scratch:
         scratch = Path(scratch)
         plain = count / min(plain_loop(documents) for _ in range(3))
-        cpu, wall = min(loader_loop(corpus, scratch / f"job{n}") for n in range(3))
+        cpu, wall = min(loader_loop(corpus, scratch / f"job{n}", options.batch) for n in range(3))
         loaded = count / cpu
+        single = count / min(loader_loop(corpus, scratch / f"one{n}", 1)[0] for n in range(3))
         parsed = count / min(parse_loop(corpus, scratch / f"parse{n}") for n in range(3))
-        print(f"{'documents per CPU second':34}{'loader':>12}{'plain lxml':>12}{'ratio':>8}")
+        print(f"{'documents per CPU second':46}{'loader':>12}{'plain lxml':>12}{'ratio':>8}")
         for label, rate in (
-            ("whole job (target ratio >= 0.5)", loaded),
+            (f"whole job, batches of {options.batch} (target >= 0.5)", loaded),
+            ("whole job, one document at a time", single),
             ("parse + validate + links only", parsed),
         ):
-            print(f"  {label:32}{rate:12.0f}{plain:12.0f}{rate / plain:8.3f}")
+            print(f"  {label:44}{rate:12.0f}{plain:12.0f}{rate / plain:8.3f}")
         print(f"  whole job per wall-clock second: {count / wall:.0f} (disk waits included)")
 
         big = scratch / "big.xml"
@@ -248,11 +264,12 @@ def main() -> None:
         if big_mb <= 50:  # the peer holds the whole tree: only measured on the smaller size
             plain_grown = in_child(_measure_plain, big)[2]
         plain_text = "not run" if plain_grown is None else f"{plain_grown:.1f}"
-        print(f"{'peak memory growth (MB)':34}{grown:12.1f}{plain_text:>12}")
+        print(f"{'peak memory growth (MB)':46}{grown:12.1f}{plain_text:>12}")
     print(
         json.dumps(
             {
                 "docs_per_s": round(loaded, 1),
+                "single_docs_per_s": round(single, 1),
                 "parse_docs_per_s": round(parsed, 1),
                 "wall_docs_per_s": round(count / wall, 1),
                 "plain_docs_per_s": round(plain, 1),
@@ -261,6 +278,7 @@ def main() -> None:
                 "big_doc_mb": big_mb,
                 "plain_big_doc_peak_mb": None if plain_grown is None else round(plain_grown, 1),
                 "documents": count,
+                "batch": options.batch,
             }
         )
     )

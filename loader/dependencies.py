@@ -48,6 +48,7 @@ class DependencyCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._ids_by_url: dict[str, int] | None = None
         self._bodies: dict[int, bytes] = {}
+        self.generation = 0  # bumped by every put: what was compiled from the cache is stale
 
     def _body_path(self, url_id: int) -> Path:
         return self.folder / f"{url_id}.body"
@@ -60,6 +61,7 @@ class DependencyCache:
         write_atomically(self.folder / f"{url_id}.json", json.dumps(info).encode())
         self._ids_by_url = None
         self._bodies.pop(url_id, None)
+        self.generation += 1
         return md5
 
     def get(self, url_id: int) -> bytes | None:
@@ -77,7 +79,7 @@ class DependencyCache:
         return body
 
     def __contains__(self, url_id: int) -> bool:
-        return self._body_path(url_id).exists()
+        return os.path.exists(f"{self.folder}/{url_id}.body")  # asked for every document
 
     def id_of(self, url: str) -> int | None:
         """The URL-Id a cached dependency was stored under, found by its exact URL.

@@ -32,8 +32,8 @@ def charset_of(content_type: str | None) -> str | None:
     >>> charset_of('application/xml; charset="ISO-8859-1"')
     'ISO-8859-1'
     """
-    if not content_type:
-        return None
+    if not content_type or "charset" not in content_type.lower():
+        return None  # the common case, without building a MIME message
     message = Message()
     message["content-type"] = content_type
     charset = message.get_param("charset")

@@ -57,6 +57,10 @@ class DocumentNotFound(LoaderError):
     """The repository holds no document with that URL-Id or URL."""
 
 
+class RepositoryCorrupt(LoaderError):
+    """The version store cannot be read (a damaged database or a missing body file)."""
+
+
 class VersionNotFound(LoaderError):
     """The repository holds no such version of the document (never stored, or pruned)."""
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -69,11 +70,17 @@ class MetadataPort(Protocol):
 
     def url_of(self, url_id: int) -> str: ...
 
-    def set_children(
-        self, url_id: int, child_ids: Iterable[int], *, dependencies: Iterable[int] = ()
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def set_children_many(
+        self, rows: Iterable[tuple[int, Iterable[int], Iterable[int]]]
     ) -> None: ...
 
     def set_type(self, url_id: int, page_type: PageType, reason: str | None = None) -> None: ...
+
+    def set_type_many(self, rows: Iterable[tuple[int, PageType, str | None]]) -> None: ...
+
+    def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None: ...
 
     def set_status(
         self,

@@ -22,18 +22,21 @@ typed DTD, and the documents waiting on it are loaded again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from loader.batch import PendingWrites
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import LoadOutcome, LoadResult, Validity
-from loader.repository import DocumentRepository
-from loader.schemas import SchemaCheck, check_schema
+from loader.repository import DocumentRepository, NewVersion
+from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
@@ -103,10 +106,16 @@ class Loader:
         self.clock = clock
         self.in_scope = in_scope
         folder = Path(folder)
-        self.repository = DocumentRepository(folder, self.settings.versions_kept)
+        self.repository = DocumentRepository(
+            folder,
+            self.settings.versions_kept,
+            file_threshold_bytes=self.settings.stream_threshold_bytes,
+            compress=self.settings.compress_versions,
+        )
         self.cache = DependencyCache(folder / "dependencies")
         self.parking = ParkingLot(folder / "pending")
         self._dependency_ids: dict[str, int] = {}
+        self._thread = threading.local()  # each worker thread's open batch
 
     def close(self) -> None:
         """Close the repository's change log (the loader can still be used afterwards)."""
@@ -138,6 +147,47 @@ class Loader:
         fetched_at: float,
     ) -> LoadResult:
         """Load one fetched body: a document, or a dependency the loader asked for."""
+        return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
+
+    def load_many(
+        self, fetched: Iterable[tuple[int, str, Body, Mapping[str, str], float]]
+    ) -> list[LoadResult]:
+        """Load a batch of ``(url_id, url, body, headers, fetched_at)``, as :meth:`load`
+        does each, with the batch's writes made together at its end.
+
+        The metadata writes of the documents stored or unchanged (children, type, status)
+        commit in one transaction, then their versions in one transaction of the
+        repository. A refusal, a parked document or a dependency writes what is pending
+        first, then its own writes at once. Nothing of the batch is visible to other
+        readers before it ends; the results are those :meth:`load` would give.
+        """
+        with self._batch() as pending:
+            results = [self._load_one(*item) for item in fetched]
+        return [pending.finished(result) for result in results]
+
+    @contextmanager
+    def _batch(self) -> Iterator[PendingWrites]:
+        """This thread's batch (a new one, flushed at the end, unless one is open)."""
+        pending = getattr(self._thread, "pending", None)
+        if pending is not None:
+            yield pending
+            return
+        pending = self._thread.pending = PendingWrites()
+        try:
+            yield pending
+        finally:
+            self._thread.pending = None
+            pending.flush(self.metadata, self.repository)
+
+    def _flush(self) -> None:
+        """Make this thread's pending writes now (before a write that must follow them)."""
+        pending = getattr(self._thread, "pending", None)
+        if pending is not None:
+            pending.flush(self.metadata, self.repository)
+
+    def _load_one(
+        self, url_id: int, url: str, body: Body, headers: Mapping[str, str], fetched_at: float
+    ) -> LoadResult:
         if not isinstance(body, bytes):
             body = Path(body)
         content_type = content_type_of(headers)
@@ -148,6 +198,7 @@ class Loader:
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """Fail every document waiting on a dependency the crawler could not fetch."""
         failure = DependencyFailed(f"dependency {url} could not be fetched: {reason}")
+        self._flush()
         return [self._fail(waiter, failure) for waiter in self.metadata.waiting_on(url_id)]
 
     # -- waiting documents --------------------------------------------------------------
@@ -169,9 +220,11 @@ class Loader:
         parked = self.parking.get(url_id)
         if parked is None:
             return None
-        return self._load_document(
-            url_id, parked.url, parked.body_path, parked.content_type, parked.fetched_at
-        )
+        with self._batch() as pending:
+            result = self._load_document(
+                url_id, parked.url, parked.body_path, parked.content_type, parked.fetched_at
+            )
+        return pending.finished(result)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -190,6 +243,7 @@ class Loader:
     def _dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float
     ) -> LoadResult:
+        self._flush()  # documents loaded earlier in the batch keep their order
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
         if size > self.settings.max_document_bytes:
             reason = (
@@ -218,6 +272,8 @@ class Loader:
     def _load_document(
         self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
     ) -> LoadResult:
+        if self._thread.pending.holds(url_id):
+            self._flush()  # its latest version and status are read as the batch left them
         try:
             return self._parse_and_store(url_id, url, body, content_type, fetched_at)
         except DocumentRejected as rejected:
@@ -249,6 +305,7 @@ class Loader:
         else:
             data = body if isinstance(body, bytes) else body.read_bytes()
             parsed = parse_tree(data, url, content_type, settings, resolver)
+            body = data  # the crawler may reuse its spooled file once the batch ends
         if parsed.missing:
             return self._park(url_id, url, body, content_type, fetched_at, parsed)
         schema = self._check_schema(parsed)
@@ -257,21 +314,19 @@ class Loader:
         errors = (*parsed.dtd_errors, *schema.errors)[: settings.max_validation_errors]
         validity = Validity(parsed.dtd, schema.check, errors)
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
-        info = self.repository.store(url_id, url, body, md5, fetched_at, validity)
-        links, dependencies = self._record_links(url_id, parsed)
-        verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
-        self._mark_loaded(url_id, f"version {info.version}, {verdict}", always=True)
-        self.parking.remove(url_id)
-        return LoadResult(
-            url_id,
-            LoadOutcome.STORED,
-            info.version,
-            md5,
-            validity,
-            links=links,
-            dependencies=dependencies,
-            notes=notes,
+        number = latest.version + 1 if latest is not None else 1
+        collector = parsed.collector
+        self._thread.pending.add_version(
+            NewVersion(url_id, url, body, md5, fetched_at, validity),
+            collector.links,
+            collector.dependencies,
         )
+        verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
+        self._mark_loaded(url_id, f"version {number}, {verdict}", always=True)
+        if isinstance(body, Path):
+            self._flush()  # copy a large body from its file while the file is there
+        self.parking.remove(url_id)
+        return LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
 
     def _as_file(self, url_id: int, body: Body) -> Path:
         """A large body kept in memory is parked on disk first so it can be streamed."""
@@ -286,10 +341,11 @@ class Loader:
         back from a failure). An unchanged refresh of a loaded page writes nothing."""
         previous = self.metadata.status(url_id)
         loaded = previous is not None and previous[0] is LoadStatus.LOADED
+        pending = self._thread.pending
         if not loaded:
-            self.metadata.set_type(url_id, PageType.XML)
+            pending.add_type(url_id, PageType.XML)
         if always or not loaded:
-            self.metadata.set_status(url_id, LoadStatus.LOADED, detail)
+            pending.add_status(url_id, LoadStatus.LOADED, detail)
 
     def _check_schema(self, parsed: ParsedDocument) -> SchemaCheck:
         """The schema verdict (its ``missing`` lists schemas not yet fetched)."""
@@ -298,22 +354,17 @@ class Loader:
             return SchemaCheck()
         if parsed.streamed:
             return SchemaCheck(note="schema not checked on a streamed document")
+        compiler = getattr(self._thread, "schemas", None)
+        if compiler is None:
+            compiler = self._thread.schemas = SchemaCompiler()
         return check_schema(
-            parsed.tree, locations, self.resolver(), self.settings.max_validation_errors
+            parsed.tree,
+            locations,
+            self.resolver(),
+            self.settings.max_validation_errors,
+            compiler,
+            self.cache.generation,
         )
-
-    def _record_links(self, url_id: int, parsed: ParsedDocument) -> tuple[int, int]:
-        """Send children and dependencies to Link-Data (the loader's own transaction)."""
-        collector = parsed.collector
-        metadata = self.metadata
-        links, dependencies = collector.links, collector.dependencies
-        ids = (
-            metadata.ids_for(links + dependencies, referrer=url_id) if links or dependencies else []
-        )
-        children = [i for i in dict.fromkeys(ids[: len(links)]) if i is not None]
-        dependencies = [i for i in dict.fromkeys(ids[len(links) :]) if i is not None]
-        metadata.set_children(url_id, children, dependencies=dependencies)
-        return len(children), len(dependencies)
 
     def _park(
         self,
@@ -326,6 +377,7 @@ class Loader:
         missing_schemas: list[str] | None = None,
     ) -> LoadResult:
         """Keep the body, record the wait in Status-Data, ask the crawler for what is missing."""
+        self._flush()
         missing = missing_schemas or parsed.missing
         if missing_schemas:
             status = LoadStatus.WAITING_SCHEMA
@@ -349,6 +401,7 @@ class Loader:
 
     def _fail(self, url_id: int, rejected: DocumentRejected) -> LoadResult:
         """Record a refusal as data; the previous good version stays in the repository."""
+        self._flush()
         self.metadata.set_type(url_id, PageType.ERROR, rejected.reason)
         self.metadata.set_status(url_id, LoadStatus.FAILED, rejected.reason)
         self.parking.remove(url_id)

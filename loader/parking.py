@@ -7,7 +7,9 @@ body itself under ``DIR/documents/pending/`` until the loader can finish it, acr
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -100,8 +102,10 @@ class ParkingLot:
         )
 
     def remove(self, url_id: int) -> None:
-        (self.folder / f"{url_id}.json").unlink(missing_ok=True)
-        (self.folder / f"{url_id}.body").unlink(missing_ok=True)
+        """Forget a parked document (nothing happens if it was not parked)."""
+        for suffix in (".json", ".body"):  # plain strings: called for every stored document
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.folder}/{url_id}{suffix}")
 
     def __iter__(self) -> Iterator[ParkedDocument]:
         for info in sorted(self.folder.glob("*.json")):

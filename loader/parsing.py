@@ -122,15 +122,14 @@ def rejection(error: etree.XMLSyntaxError, log: etree._ListErrorLog) -> Document
 
 def _mentions_doctype(head: bytes, choice: EncodingChoice) -> bool:
     """Whether the document's first megabyte holds a DOCTYPE (then it is validated)."""
-    head = head[:_DOCTYPE_WINDOW]
     wide = choice.forced if choice.forced else None
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         wide = "utf-16"
     elif head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         wide = "utf-32"
     if wide and codecs.lookup(wide).name.startswith(("utf-16", "utf-32")):
-        return "<!DOCTYPE" in head.decode(wide, errors="ignore")
-    return b"<!DOCTYPE" in head
+        return "<!DOCTYPE" in head[:_DOCTYPE_WINDOW].decode(wide, errors="ignore")
+    return head.find(b"<!DOCTYPE", 0, _DOCTYPE_WINDOW) != -1  # no copy of the body
 
 
 def _parse_with_validation(
@@ -220,7 +219,7 @@ def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> 
 
 def _waiting(resolver: CacheResolver, url: str, head: bytes) -> ParsedDocument:
     """The result of a parse that found dependencies missing (the document will wait)."""
-    found = _DOCTYPE_SYSTEM_ID.search(head[:_DOCTYPE_WINDOW])
+    found = _DOCTYPE_SYSTEM_ID.search(head, 0, _DOCTYPE_WINDOW)
     doctype_url = (
         absolute_http_url(url, found.group(2).decode("ascii", "replace")) if found else None
     )

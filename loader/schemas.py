@@ -50,18 +50,41 @@ def wrapper_schema(locations: dict[str, str]) -> bytes:
     return "".join(parts).encode()
 
 
-def check_schema(
-    tree: etree._ElementTree,
-    locations: dict[str, str],
-    resolver: CacheResolver,
-    max_errors: int,
-) -> SchemaCheck:
-    """Validate ``tree`` against the schemas at ``locations`` (namespace -> URL)."""
-    if not locations:
-        return SchemaCheck()
+class SchemaCompiler:
+    """Compiled schemas, kept while the dependency cache they were read from is unchanged.
+
+    Many documents name the same schemas; compiling them costs more than validating one
+    document. lxml's validators keep their error log on the object, so each thread has its
+    own compiler.
+    """
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[tuple[str, str], ...], etree.XMLSchema] = {}
+        self._generation = -1
+
+    def compile(
+        self, locations: dict[str, str], resolver: CacheResolver, generation: int
+    ) -> etree.XMLSchema | SchemaCheck:
+        """The schema for ``locations``, or the verdict when it cannot be had (yet).
+
+        ``generation`` is the dependency cache's: a new one forgets what was compiled.
+        """
+        if generation != self._generation:
+            self._compiled.clear()
+            self._generation = generation
+        key = tuple(locations.items())
+        schema = self._compiled.get(key)
+        if schema is None:
+            schema = _compile(locations, resolver)
+            if isinstance(schema, etree.XMLSchema):
+                self._compiled[key] = schema
+        return schema
+
+
+def _compile(locations: dict[str, str], resolver: CacheResolver) -> etree.XMLSchema | SchemaCheck:
     parser = safe_parser(resolver)
     try:
-        wrapper = etree.fromstring(wrapper_schema(locations), parser, base_url=tree.docinfo.URL)
+        wrapper = etree.fromstring(wrapper_schema(locations), parser)
         schema = etree.XMLSchema(wrapper)
     except UnsafeReference as refused:
         return SchemaCheck(note=f"schema not checked: {refused.reason}")
@@ -71,6 +94,25 @@ def check_schema(
         return SchemaCheck(note=f"schema not checked: unusable schema: {error}")
     if resolver.missing:
         return SchemaCheck(missing=list(resolver.missing))
+    return schema
+
+
+def check_schema(
+    tree: etree._ElementTree,
+    locations: dict[str, str],
+    resolver: CacheResolver,
+    max_errors: int,
+    compiler: SchemaCompiler | None = None,
+    generation: int = 0,
+) -> SchemaCheck:
+    """Validate ``tree`` against the schemas at ``locations`` (namespace -> URL), compiled
+    by ``compiler`` (which may have them already) or afresh."""
+    if not locations:
+        return SchemaCheck()
+    compiler = compiler or SchemaCompiler()
+    schema = compiler.compile(locations, resolver, generation)
+    if isinstance(schema, SchemaCheck):
+        return schema
     if schema.validate(tree):
         return SchemaCheck(Check.VALID)
     errors = [describe(e) for e in list(schema.error_log)[:max_errors]]

@@ -37,6 +37,8 @@ class LoaderSettings:
         Most entities one document (internal and external DTD) may declare.
     versions_kept
         Versions of each document kept in the repository; the oldest are pruned.
+    compress_versions
+        Compress stored bodies with zstd (about half the size, ~20 us per 5 KB document).
     dependency_timeout_seconds
         Simulated seconds a document may wait for its DTD, entities or schema before it fails.
     max_links
@@ -57,6 +59,7 @@ class LoaderSettings:
     max_entity_expansion_bytes: int = 1 * MIB
     max_entity_declarations: int = 10_000
     versions_kept: int = 10
+    compress_versions: bool = True
     dependency_timeout_seconds: float = 24 * 3600.0
     max_links: int = 65_534
     sitemap_max_urls: int = 50_000

@@ -90,6 +90,15 @@ _UPSERT_CHILDREN = """
 INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra
 """
+_UPSERT_CHILDREN_AND_DEPENDENCIES = """
+INSERT INTO links(id, children, extra, dependencies) VALUES (?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra,
+  dependencies = excluded.dependencies
+"""
+_UPSERT_STATUS = """
+INSERT INTO load_status(id, status, detail) VALUES (?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET status = excluded.status, detail = excluded.detail
+"""
 # Up to ? pages after id ?, in id order: their ids, child counts and children, aggregated by
 # SQLite. The three group_concat step over the same rows together, so they stay aligned.
 _EXPORT_STEP = """
@@ -142,6 +151,7 @@ class Metadata:
         self.clock = clock
         self.settings = settings
         self._lock = threading.RLock()
+        self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -249,17 +259,48 @@ class Metadata:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of the block commits, or none of it."""
+        """One write transaction: all of the block commits, or none of it.
+
+        Inside :meth:`transaction` the block joins the outer transaction instead.
+        """
         if self.readonly:
             raise MetadataError(f"{self.path}: opened read-only, cannot write")
         with self._lock:
+            if self._open_transactions:
+                yield self._conn
+                return
             self._conn.execute("BEGIN IMMEDIATE")
+            self._open_transactions += 1
             try:
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._open_transactions -= 1
             self._conn.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several write calls into one transaction (a loader's batch of documents).
+
+        Every write made in the block commits at its end, or none does if it raises. The
+        calling thread holds the manager for the whole block: keep it short (collect the
+        writes first, then make them here).
+
+        >>> import tempfile, pathlib
+        >>> from metadata.types import LoadStatus
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md:
+        ...     a, b = md.ids_for(["http://a.test/", "http://b.test/"])
+        ...     with md.transaction():
+        ...         md.set_children_many([(a, [b], [])])
+        ...         md.set_status_many([(a, LoadStatus.LOADED, "version 1")])
+        ...     md.children(a).tolist(), md.status(a)
+        ([2], (<LoadStatus.LOADED: 'LOADED'>, 'version 1'))
+        """
+        with self._write():
+            yield
 
     def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
         """The first row of a one-statement query, or None."""
@@ -516,6 +557,18 @@ class Metadata:
             if cursor.rowcount == 0:
                 raise UnknownPage(url_id)
 
+    def set_type_many(self, rows: Iterable[tuple[int, PageType, str | None]]) -> None:
+        """:meth:`set_type` for many ``(url_id, page_type, reason)`` in one transaction.
+
+        An id without a page raises :class:`UnknownPage` and nothing is written.
+        """
+        values = [(PageType(t).value, reason, int(url_id)) for url_id, t, reason in rows]
+        with self._write() as conn:
+            before = conn.total_changes
+            conn.executemany("UPDATE pages SET type = ?, reason = ? WHERE id = ?", values)
+            if conn.total_changes - before != len(values):
+                _require_pages(conn, [url_id for _, _, url_id in values])
+
     # ------------------------------------------------------------------ Link-Data
 
     def set_children(
@@ -534,12 +587,22 @@ class Metadata:
         dependency_blob, _ = encode_ids(dependencies)
         with self._write() as conn:
             _require_page(conn, url_id)
-            conn.execute(
-                "INSERT INTO links(id, children, extra, dependencies) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET children = excluded.children, "
-                "extra = excluded.extra, dependencies = excluded.dependencies",
-                (url_id, blob, extra, dependency_blob),
-            )
+            conn.execute(_UPSERT_CHILDREN_AND_DEPENDENCIES, (url_id, blob, extra, dependency_blob))
+
+    def set_children_many(self, rows: Iterable[tuple[int, Iterable[int], Iterable[int]]]) -> None:
+        """:meth:`set_children` for many ``(url_id, child_ids, dependency_ids)`` at once.
+
+        One transaction and one ``executemany``: a loader's batch of documents. A page
+        given twice ends with its last row. An id without a page raises
+        :class:`UnknownPage` and nothing is written.
+        """
+        values = []
+        for url_id, child_ids, dependency_ids in rows:
+            blob, extra = encode_ids(child_ids)
+            values.append((int(url_id), blob, extra, encode_ids(dependency_ids)[0]))
+        with self._write() as conn:
+            _require_pages(conn, [row[0] for row in values])
+            conn.executemany(_UPSERT_CHILDREN_AND_DEPENDENCIES, values)
 
     def children(self, url_id: int) -> np.ndarray:
         """A page's stored children (int32, empty if none are known)."""
@@ -702,17 +765,24 @@ class Metadata:
         waiting = list(dict.fromkeys(int(dependency) for dependency in waiting_for))
         with self._write() as conn:
             _require_page(conn, url_id)
-            conn.execute(
-                "INSERT INTO load_status(id, status, detail) VALUES (?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET status = excluded.status, "
-                "detail = excluded.detail",
-                (url_id, LoadStatus(status).value, detail),
-            )
+            conn.execute(_UPSERT_STATUS, (url_id, LoadStatus(status).value, detail))
             conn.execute("DELETE FROM waiting WHERE page = ?", (url_id,))
             conn.executemany(
                 "INSERT INTO waiting(dependency, page) VALUES (?, ?)",
                 zip(waiting, repeat(url_id)),
             )
+
+    def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None:
+        """:meth:`set_status` for many ``(url_id, status, detail)`` in one transaction; the
+        pages then wait for nothing (a loaded or failed document). An id without a page
+        raises :class:`UnknownPage` and nothing is written."""
+        values = [
+            (int(url_id), LoadStatus(status).value, detail) for url_id, status, detail in rows
+        ]
+        with self._write() as conn:
+            _require_pages(conn, [row[0] for row in values])
+            conn.executemany(_UPSERT_STATUS, values)
+            conn.executemany("DELETE FROM waiting WHERE page = ?", [(row[0],) for row in values])
 
     def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None:
         """A document's loading status and detail, or None if it never had one."""
@@ -831,6 +901,15 @@ def _decide_changed(result: FetchResult, previous_md5: str | None) -> bool | Non
 def _require_page(conn: sqlite3.Connection, url_id: int) -> None:
     if conn.execute("SELECT 1 FROM pages WHERE id = ?", (url_id,)).fetchone() is None:
         raise UnknownPage(url_id)
+
+
+def _require_pages(conn: sqlite3.Connection, url_ids: list[int]) -> None:
+    """Raise :class:`UnknownPage` for the first of ``url_ids`` that has no page."""
+    wanted = list(dict.fromkeys(url_ids))
+    known = {row[0] for row in _lookup_pages(conn, wanted, "id")}
+    for url_id in wanted:
+        if url_id not in known:
+            raise UnknownPage(url_id)
 
 
 def _max_id(conn: sqlite3.Connection) -> int:

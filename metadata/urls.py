@@ -13,6 +13,8 @@ reaches the server) and an empty path becomes ``/`` (the same request line).
 
 from __future__ import annotations
 
+import functools
+
 from yarl import URL
 
 from metadata.errors import InvalidURL
@@ -22,8 +24,10 @@ MAX_URL_LENGTH = 2048
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 _HOST_FORBIDDEN = frozenset(' \t\r\n%<>"{}|\\^`')
+_CANONICAL_CACHE = 8192  # URLs: pages of a site link to the same few (a loader batch: 5x)
 
 
+@functools.lru_cache(maxsize=_CANONICAL_CACHE)
 def canonicalize_url(url: str) -> str:
     """The canonical spelling of ``url``, or :class:`InvalidURL` saying why it has none.
 

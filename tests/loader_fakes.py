@@ -7,6 +7,7 @@ checks the same flows against the real ``metadata.Metadata`` once it exists.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -53,8 +54,24 @@ class FakeMetadata:
         self.children[url_id] = list(child_ids)
         self.dependencies[url_id] = list(dependencies)
 
+    @contextlib.contextmanager
+    def transaction(self):
+        yield
+
+    def set_children_many(self, rows):
+        for url_id, child_ids, dependencies in rows:
+            self.set_children(url_id, child_ids, dependencies=dependencies)
+
     def set_type(self, url_id, page_type, reason=None):
         self.types[url_id] = (page_type, reason)
+
+    def set_type_many(self, rows):
+        for url_id, page_type, reason in rows:
+            self.set_type(url_id, page_type, reason)
+
+    def set_status_many(self, rows):
+        for url_id, status, detail in rows:
+            self.set_status(url_id, status, detail)
 
     def set_status(self, url_id, status, detail=None, waiting_for=()):
         self.statuses[url_id] = (status, detail)

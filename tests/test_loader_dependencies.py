@@ -166,6 +166,16 @@ def test_schema_is_fetched_then_checked(loader, md, fetcher):
     assert "not a valid value" in bad.validity.errors[0]
 
 
+def test_a_refreshed_schema_replaces_the_compiled_one(loader, md):
+    url = "http://xml.test/books/pages.xml"
+    loader.load(md.id_for(url), url, schema_document(b"word"), {}, 1000.0)  # waits
+    deliver(loader, md, XSD, BOOK_XSD)
+    assert loader.repository.latest(md.id_for(url)).validity.schema is Check.INVALID
+    deliver(loader, md, XSD, BOOK_XSD.replace(b"xs:int", b"xs:string"))
+    again = loader.load(md.id_for(url), url, schema_document(b"words"), {}, 1002.0)
+    assert again.validity.schema is Check.VALID
+
+
 def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
     loader = Loader(
         tmp_path / "documents", md, fetcher, clock, LoaderSettings(max_document_bytes=1000)

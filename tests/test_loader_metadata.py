@@ -118,3 +118,19 @@ def test_worker_threads_share_one_loader(loader, md):
     assert len(list(loader.repository.changes())) == 40
     assert all(md.status(i)[0] is LoadStatus.LOADED for i in ids)
     assert md.urls_of(md.children(ids[0])) == ["http://xml.test/t/1.xml"]
+
+
+def test_cli_reports_a_corrupt_version_store(tmp_path):
+    repo = tmp_path / "warehouse"
+    xyleme(tmp_path, "init", str(repo))
+    (tmp_path / "doc.xml").write_bytes(b"<r/>")
+    assert (
+        xyleme(repo, "load", "http://xml.test/doc.xml", str(tmp_path / "doc.xml")).returncode == 0
+    )
+    (repo / "documents" / "versions.db").write_bytes(b"not a database" * 512)
+    for wal in (repo / "documents").glob("versions.db-*"):
+        wal.unlink()
+    for command in (["doc", "http://xml.test/doc.xml"], ["changes", "--since", "0"]):
+        ran = xyleme(repo, *command)
+        assert ran.returncode == 1
+        assert "unreadable version store" in ran.stderr

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
 from loader import Check, Loader, LoaderSettings, LoadOutcome, Validity
-from loader.errors import DocumentNotFound, VersionNotFound
-from loader.repository import DocumentRepository
+from loader.errors import DocumentNotFound, RepositoryCorrupt, VersionNotFound
+from loader.repository import DocumentRepository, NewVersion
 from metadata.clock import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
@@ -40,16 +41,16 @@ def test_only_the_configured_number_of_versions_is_kept(repository):
     assert [v.version for v in document.versions] == [3, 4, 5]
     with pytest.raises(VersionNotFound, match="versions kept: 3, 4, 5"):
         repository.read(7, 1)
-    bodies = sorted(p.name for p in repository.path_of(7).parent.glob("*.xml"))
-    assert len(bodies) == 3  # pruned versions' bodies are gone
+    assert len(repository.stored_bodies(7)) == 3  # pruned versions' bodies are gone
 
 
 def test_a_return_to_earlier_content_shares_its_body(repository):
     store(repository, b"<p>a</p>", 1.0)
     store(repository, b"<p>b</p>", 2.0)
     store(repository, b"<p>a</p>", 3.0)
-    assert repository.path_of(7, 1) == repository.path_of(7, 3)
-    assert len(list(repository.path_of(7).parent.glob("*.xml"))) == 2
+    assert repository.version(7, 1).md5 == repository.version(7, 3).md5
+    assert repository.read(7, 1) == repository.read(7, 3) == b"<p>a</p>"
+    assert len(repository.stored_bodies(7)) == 2
 
 
 def test_unknown_document(repository):
@@ -65,11 +66,52 @@ def test_change_log_lists_versions_since_a_time(repository):
     assert len(list(repository.changes())) == 2
 
 
-def test_torn_last_change_line_is_skipped(repository):
-    store(repository, b"<p>1</p>", 10.0)
-    with open(repository.folder / "changes.log", "a") as log:
-        log.write('{"url_id": 3, "ur')
-    assert len(list(repository.changes())) == 1
+def store_path(repository, path: Path):
+    body = path.read_bytes()
+    return repository.store(7, URL, path, hashlib.md5(body).hexdigest(), 0.0, Validity())
+
+
+def test_a_batch_is_stored_in_one_transaction(repository):
+    def new(url_id, body):
+        md5 = hashlib.md5(body if isinstance(body, bytes) else b"?").hexdigest()
+        return NewVersion(url_id, f"{URL}?{url_id}", body, md5, 1.0, Validity())
+
+    infos = repository.store_many([new(1, b"<a/>"), new(2, b"<b/>"), new(1, b"<c/>")])
+    assert [(i.version, i.size) for i in infos] == [(1, 4), (1, 4), (2, 4)]
+    assert repository.read(1) == b"<c/>" and repository.read(2) == b"<b/>"
+    with pytest.raises(FileNotFoundError):
+        repository.store_many([new(3, b"<d/>"), new(4, Path("/nonexistent/body.xml"))])
+    assert repository.latest(3) is None  # the failed batch stored nothing
+
+
+def test_large_bodies_are_kept_in_files_of_their_own(tmp_path):
+    repository = DocumentRepository(tmp_path / "documents", 2, file_threshold_bytes=100)
+    spooled = tmp_path / "spooled.xml"
+    spooled.write_bytes(b"<r>" + b"x" * 200 + b"</r>")
+    store_path(repository, spooled)
+    for n in (1, 2):
+        store(repository, b"<r>%d</r>" % n + b"y" * 200, float(n))
+    assert repository.read(7) == b"<r>2</r>" + b"y" * 200
+    files = list((tmp_path / "documents" / "bodies").rglob("*.xml"))
+    assert len(files) == 2  # the first version was pruned with its file
+
+
+def test_a_corrupt_store_is_a_clear_error(tmp_path):
+    folder = tmp_path / "documents"
+    folder.mkdir()
+    (folder / "versions.db").write_bytes(b"this is not a database" * 100)
+    repository = DocumentRepository(folder)
+    with pytest.raises(RepositoryCorrupt, match=r"versions\.db: unreadable version store"):
+        repository.latest(7)
+
+
+def test_a_missing_body_file_is_a_clear_error(tmp_path):
+    repository = DocumentRepository(tmp_path / "documents", file_threshold_bytes=10)
+    store(repository, b"<p>a long enough body</p>", 1.0)
+    for path in (tmp_path / "documents" / "bodies").rglob("*.xml"):
+        path.unlink()
+    with pytest.raises(RepositoryCorrupt, match="body file of document 7 is gone"):
+        repository.read(7)
 
 
 def test_loader_stores_a_version_only_on_change(tmp_path):

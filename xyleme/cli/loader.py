@@ -171,7 +171,11 @@ def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int
 def changes(ctx: click.Context, since: str, as_json: bool) -> None:
     """List the document versions stored since a time (fetch time, simulated clock)."""
     warehouse = _warehouse(ctx)
-    for change in warehouse.repository.changes(_timestamp(since)):
+    try:
+        found = list(warehouse.repository.changes(_timestamp(since)))
+    except LoaderError as error:
+        raise click.ClickException(str(error)) from None
+    for change in found:
         if as_json:
             click.echo(
                 json.dumps(
