@@ -216,6 +216,45 @@ def inverse_close_sweep(
 
 
 @_jit
+def inverse_scatter_slice(
+    indptr: np.ndarray, slice_src: np.ndarray, lo: int, interest: np.ndarray, acc: np.ndarray
+) -> None:
+    """Add, for every link i → j with j in the slice, the interest of j to acc[i] (a Jacobi
+    sweep of eq. 6–7, closed by :func:`inverse_finish_sweep`)."""
+    for row in range(indptr.shape[0] - 1):
+        value = interest[lo + row]
+        if value != 0.0:
+            for e in range(indptr[row], indptr[row + 1]):
+                acc[slice_src[e]] += value
+
+
+@_jit
+def inverse_finish_sweep(
+    acc: np.ndarray, outdeg: np.ndarray, teleport: np.ndarray, damping: float, interest: np.ndarray
+) -> tuple[float, float]:
+    """Close an inverse sweep: y = c·acc/OutDeg + (1−c)·E', then x = y/‖y‖₁ (eq. 6–7).
+
+    Writes the new interest in place, zeroes ``acc`` for the next sweep, and returns
+    (‖x_new − x_old‖₁, ‖y‖₁); the normalisation factor r of eq. 7 is 1/‖y‖₁.
+    """
+    total = 0.0
+    for i in range(acc.shape[0]):
+        degree = outdeg[i]
+        y = (1.0 - damping) * teleport[i]
+        if degree > 0:
+            y += damping * acc[i] / degree
+        acc[i] = y
+        total += y
+    delta = 0.0
+    for i in range(acc.shape[0]):
+        new = acc[i] / total
+        delta += abs(new - interest[i])
+        interest[i] = new
+        acc[i] = 0.0
+    return delta, total
+
+
+@_jit
 def unscale(scaled: np.ndarray, outdeg: np.ndarray, out: np.ndarray) -> None:
     """x_i = scaled_i · OutDeg(i) for pages with links, scaled_i for dangling pages."""
     for i in range(scaled.shape[0]):

@@ -72,3 +72,18 @@ def literal_inverse(src, dst, n, teleport, damping=0.85, tol=1e-14) -> tuple[np.
             return y, sweep
         x = y
     raise AssertionError("eq. 6–7 did not converge")
+
+
+def sparse_random_graph(seed: int):
+    """A small, sparse random graph (often fewer links than pages, some self-links) and its
+    XML pages: where r·c can exceed 1 and Gauss-Seidel on the interest can oscillate."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 60))
+    links = int(rng.integers(1, 4 * n))
+    src, dst = rng.integers(0, n, links), rng.integers(0, n, links)
+    if rng.random() < 0.5:
+        looped = np.arange(int(rng.integers(1, n)))
+        src, dst = np.concatenate([src, looped]), np.concatenate([dst, looped])
+    is_xml = rng.random(n) < rng.uniform(0.05, 0.6)
+    is_xml[0] |= not is_xml.any()
+    return src, dst, is_xml

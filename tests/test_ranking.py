@@ -36,6 +36,7 @@ from tests.ranking_graphs import (
     link_matrix,
     literal_inverse,
     random_graph,
+    sparse_random_graph,
 )
 
 N = 300
@@ -171,8 +172,21 @@ def test_gauss_seidel_interest_is_the_fixed_point_of_eq_7_on_hard_graphs(tmp_pat
     assert result.details["normalisation_r"] == pytest.approx(1 / y.sum(), rel=1e-12)
 
 
+def test_the_interest_converges_on_sparse_graphs_falling_back_to_jacobi_when_needed(tmp_path):
+    fell_back = 0
+    for seed in range(60):
+        src, dst, is_xml = sparse_random_graph(seed)
+        graph = SlicedGraph.from_arrays(src, dst, tmp_path / str(seed), num_pages=is_xml.size)
+        result = interest(graph, is_xml, tol=1e-13, max_sweeps=5000)
+        expected, _ = literal_inverse(src, dst, is_xml.size, is_xml.astype(float))
+        assert l1(result.values, expected) <= 1e-10, seed
+        fell_back += result.details["jacobi_from_sweep"] is not None
+    assert 0 < fell_back < 60
+
+
 def test_gauss_seidel_interest_needs_fewer_sweeps_than_the_literal_jacobi(graph, edges, is_xml):
     gauss_seidel = interest(graph, is_xml, tol=1e-12)
+    assert gauss_seidel.details["jacobi_from_sweep"] is None
     _, jacobi_sweeps = literal_inverse(*edges, N, is_xml.astype(float), tol=1e-12)
     assert gauss_seidel.sweeps < 0.75 * jacobi_sweeps
 
