@@ -171,8 +171,8 @@ def inverse_gauss_seidel_slice(
                 for e in range(indptr[row], indptr[row + 1]):
                     if slice_src[e] == page:
                         loops += 1
-            own = r * damping * loops / degree
-            if own < 1.0:
+            own = r * damping * loops / degree if loops > 0 else 0.0
+            if 0.0 < own < 1.0:
                 inflow = children_sum[page] - loops * interest[page]
                 new = r * (damping * inflow / degree + new) / (1.0 - own)
             else:
@@ -205,9 +205,10 @@ def inverse_close_sweep(
     for i in range(interest.shape[0]):
         total += interest[i]
     spread = 0.0
+    shrink = 1.0 / total
     for i in range(interest.shape[0]):
-        interest[i] /= total
-        children_sum[i] /= total
+        interest[i] *= shrink
+        children_sum[i] *= shrink
         degree = outdeg[i]
         spread += (1.0 - damping) * teleport[i]
         if degree > 0:
