@@ -28,14 +28,20 @@ eq. 7's r for it (the first sweep takes r = 1). The children sums
 are kept current in an N-vector: a page's change is pushed, while its slice is read, to
 the sums of its parents, the sources of its in-links in the slice. So the inverse reads
 the same slices as the direct ranking, in the same scan
-(:class:`~ranking.sliced.CombinedScan`), with one random access per link as a Jacobi
+(:class:`~ranking.sliced.CombinedScan`), with one random access per link, as a Jacobi
 sweep. It starts from x = 0 (children sums 0, a consistent state without a scan); the
 pages it reaches are those eq. 6–7 reaches from E'. On the 1M-page benchmark graph it
 stops after 134 sweeps where the Jacobi sweeps of eq. 6–7 needed 307 (docs/ranking.md).
-Measured and rejected: Gauss-Seidel reading a page's self-links at their old value (twice
-the sweeps), power extrapolation killing the eigenvalues c·ω (at best 2× fewer sweeps, and
-it diverges when applied every few sweeps: the eigenvalues just below c get amplified),
-and over-relaxation (it diverges from ω = 1.2: r couples every page).
+
+Gauss-Seidel on an eigen-equation has no convergence proof (r enters every update, so an
+error in r grows along chains within a sweep; on small sparse graphs it can oscillate), so
+it must keep pace: every ``PROGRESS_WINDOW`` sweeps its smallest relative change must shrink
+by min(c·r, ``SLOWEST_RATE``)^window, else the interest goes on by the Jacobi sweeps of
+eq. 6–7, the power method, which always converges. Measured and rejected: Gauss-Seidel
+reading a page's self-links at their old value (twice the sweeps), power extrapolation
+killing the eigenvalues c·ω (at best 2× fewer sweeps, and it diverges when applied every
+few sweeps: the eigenvalues just below c get amplified), and over-relaxation (it diverges
+from ω = 1.2: r couples every page).
 
 Why no error bound: the columns of c·Mᵗ sum to c·Σ_{i→j} 1/OutDeg(i), which exceeds c
 whenever a page's parents have few links, r changes every sweep, and Gauss-Seidel on an
