@@ -1,7 +1,7 @@
 """Reproduce §4's comparison of LiveRanks (seed 001, Figures 4–6) on an aged web graph.
 
 Takes the simulated web's link graph (or a synthetic host/section graph), ages it a year with
-the model of benchmarks/liverank_aging.py through simweb's lifecycle hook, runs
+the model of xyleme/simweb/aging.py through simweb's lifecycle hook, runs
 every strategy to the end against the known truth and prints cost(α) for α = 0.1 … 0.9 as a
 table, each strategy's cost relative to the random ordering R (the paper's reference), and
 whether the paper's ordering holds. Draws the curves into benchmarks/out/liverank_cost.png.
@@ -24,13 +24,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.liverank_aging import (
-    AgedWeb,
-    AgingModel,
-    age_graph,
-    aging_lifecycle,
-    simweb_graph,
-)
 from benchmarks.liverank_webgraph import synthetic_web
 from ranking.liverank import (
     BENCHMARK_ALPHAS,
@@ -42,6 +35,13 @@ from ranking.liverank import (
 )
 from ranking.liverank_graph import LinkGraph, personalised_pagerank
 from xyleme.simweb import GroundTruth, SimWeb, SimWebSettings
+from xyleme.simweb.aging import (
+    AgedWeb,
+    AgingModel,
+    age_graph,
+    aging_lifecycle,
+    simweb_graph,
+)
 from xyleme.simweb.settings import DAY
 
 OUT = Path(__file__).resolve().parent / "out"

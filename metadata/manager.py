@@ -819,6 +819,19 @@ class Metadata:
         row = self._one("SELECT value FROM state WHERE key = ?", (key,))
         return None if row is None else bytes(row[0])
 
+    def state_keys(self, prefix: str = "") -> list[str]:
+        """The keys of stored blobs that start with ``prefix``, in key order (a command table)."""
+        rows = self._all(
+            "SELECT key FROM state WHERE substr(key, 1, ?) = ? ORDER BY key",
+            (len(prefix), prefix),
+        )
+        return [row[0] for row in rows]
+
+    def delete_state(self, key: str) -> bool:
+        """Remove a stored blob; whether it was there (two takers: only one gets True)."""
+        with self._write() as conn:
+            return conn.execute("DELETE FROM state WHERE key = ?", (key,)).rowcount == 1
+
 
 # ---------------------------------------------------------------------- helpers
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -69,6 +70,12 @@ class ScheduleReport:
             "background_now": len(self.plan.background),
             "due_per_unit": self.due_per_unit.tolist(),
         }
+
+
+def host_keys(urls: list[str]) -> np.ndarray:
+    """An integer per page naming its host (for the per-host checks and priors)."""
+    hosts = np.array([urlsplit(url).hostname or "" for url in urls], dtype=object)
+    return np.unique(hosts.astype(str), return_inverse=True)[1].ravel()
 
 
 def estimate_view_rates(

@@ -199,7 +199,7 @@ async def test_persistent_503_ends_as_error_with_its_reason(site, md):
 
 
 async def test_a_slow_host_does_not_stall_the_others(site, md):
-    slow = site.add("slow.test", "/", Page(b"<p>slow</p>", delay=1.5))
+    slow = site.add("slow.test", "/", Page(b"<p>slow</p>", delay=2.5))
     fast = site.html("fast.test", "/", [f"/{n}.html" for n in range(6)])
     for n in range(6):
         site.html("fast.test", f"/{n}.html", [])
@@ -209,7 +209,7 @@ async def test_a_slow_host_does_not_stall_the_others(site, md):
     await crawler.run()
     slow_started = next(hit.at for hit in site.hits_to("slow.test") if hit.path == "/")
     fast_done = max(hit.at for hit in site.hits_to("fast.test"))
-    assert fast_done < slow_started + 1.5  # all of fast.test was read while slow.test slept
+    assert fast_done < slow_started + 2.5  # all of fast.test was read while slow.test slept
 
 
 # ---------------------------------------------------------------------- priorities
@@ -401,11 +401,19 @@ async def test_gzip_pages_are_decoded_and_their_links_followed(site, md):
 
 
 class RecordingSink:
+    """The loader's DocumentSink contract: synchronous calls (the crawler runs them in a
+    worker thread)."""
+
     def __init__(self):
         self.loaded = []
+        self.failed = []
 
-    async def load(self, url_id, url, body_or_path, headers, fetched_at):
-        self.loaded.append((url_id, url, body_or_path, headers["Content-Type"], fetched_at))
+    def load(self, url_id, url, body, headers, fetched_at):
+        self.loaded.append((url_id, url, body, headers["Content-Type"], fetched_at))
+
+    def dependency_failed(self, url_id, url, reason):
+        self.failed.append((url_id, url, reason))
+        return []
 
 
 async def test_xml_goes_to_the_sink_once_per_version(site, md):
@@ -463,33 +471,6 @@ async def test_failing_listeners_never_stop_the_crawl(site, md):
     await crawler.run()
     assert [event.url for event in dead] == [site.url("a.test", "/gone")]
     assert md.page_by_url(home).page_type is PageType.HTML
-
-
-async def test_cancellation_mid_crawl_leaves_a_consistent_database(site, md, tmp_path):
-    links = [f"/{n}.html" for n in range(200)]
-    home = site.html("a.test", "/", links)
-    for link in links:
-        site.html("a.test", link, links[:5], delay=0.02)
-    crawler = make_crawler(md, concurrency=4, shutdown_deadline=0.5)
-    fetched = listen(crawler, signals.page_fetched)
-    crawler.submit(home)
-    task = asyncio.create_task(crawler.run())
-    while len(fetched) < 20:
-        await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert crawler.fetcher._session is None  # closed
-
-    with Metadata.open(md.path, readonly=True) as reader:
-        counts = reader.count_by_type()
-        assert counts[PageType.HTML] >= 20
-        assert counts[PageType.HTML] < 201
-        view = reader.refresh_view()
-        assert len(view["id"]) == 201  # every link has its URL-Id, read or not
-        for url_id in view["id"][view["type"] == 0].tolist():  # HTML pages: children stored
-            assert reader.page(url_id).md5 is not None
-            assert len(reader.children(url_id)) > 0
 
 
 async def test_stop_returns_the_stats(site, md):
@@ -603,3 +584,21 @@ async def test_a_dependency_redirect_is_followed_even_to_a_known_url(site, md):
     assert crawler.request(site.url("a.test", "/old.dtd"), referrer_id=None)
     await crawler.run()
     assert md.page_by_url(site.url("a.test", "/new.dtd")).page_type is PageType.DTD
+
+
+async def test_html_the_parser_rejects_is_recorded_as_malformed(site, md, monkeypatch):
+    from lxml import etree
+
+    from xyleme.crawler import htmlparse
+
+    def refuse(body, parser):
+        raise etree.ParserError("Document is empty")
+
+    monkeypatch.setattr(htmlparse.etree, "fromstring", refuse)
+    home = site.add("a.test", "/", Page(b"<html>\x00</html>"))
+    crawler = make_crawler(md)
+    crawler.submit(home)
+    await crawler.run()
+    page = md.page_by_url(home)
+    assert page.page_type is PageType.ERROR
+    assert page.reason == "malformed HTML: Document is empty"

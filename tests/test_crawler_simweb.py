@@ -6,9 +6,13 @@ clock shared by the server and the metadata (so HTTP dates and observations agre
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
+import time
 from collections import deque
 
+import numpy as np
 import pytest
 
 from metadata import Metadata, PageType
@@ -28,18 +32,36 @@ QUICK = {
 }
 
 
+def simweb_crawler(md, server, clock, **crawler_settings) -> Crawler:
+    """A crawler of the simulated web ``server`` serves (QUICK settings unless overridden)."""
+    return Crawler(
+        md,
+        CrawlerSettings(**{**QUICK, **crawler_settings}),
+        Scope(domains=frozenset({"simweb.test"})),
+        clock=clock,
+        resolver=server.resolver(),
+    )
+
+
+def record_starts(crawler: Crawler) -> list[tuple[str, float]]:
+    """Every request the crawler starts (robots.txt included): (URL, real time)."""
+    starts: list[tuple[str, float]] = []
+    request = crawler.fetcher.request
+
+    def recorded_request(url, headers=None):
+        starts.append((url, time.monotonic()))
+        return request(url, headers)
+
+    crawler.fetcher.request = recorded_request
+    return starts
+
+
 @contextlib.asynccontextmanager
 async def crawled(settings: SimWebSettings, tmp_path, clock, **crawler_settings):
     """Serve ``settings``' web and crawl it from its home pages: (server, metadata, crawler)."""
     async with SimWebServer(settings, clock) as server:
         with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
-            crawler = Crawler(
-                md,
-                CrawlerSettings(**{**QUICK, **crawler_settings}),
-                Scope(domains=frozenset({"simweb.test"})),
-                clock=clock,
-                resolver=server.resolver(),
-            )
+            crawler = simweb_crawler(md, server, clock, **crawler_settings)
             for url in server.seed_urls:
                 crawler.submit(url)
             await crawler.run()
@@ -199,3 +221,120 @@ async def test_every_simweb_fault_is_recorded_with_its_reason(tmp_path):
         assert all("DNS failure" in page.reason for page in gone)
         stats = crawler.snapshot()
         assert stats["errors"]["timeout"] >= 1 and stats["errors"]["too_large"] >= 1
+
+
+async def test_politeness_gaps_respect_the_delay_and_crawl_delay(tmp_path):
+    web = SimWebSettings(
+        hosts=3, pages=45, seed=4, crawl_delay_host_fraction=0.5, crawl_delay_seconds=0.12
+    ).without_faults()
+    clock = ManualClock(web.epoch)
+    async with SimWebServer(web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = simweb_crawler(
+                md, server, clock, min_delay=0.05, max_crawl_delay=30.0, per_host_concurrency=1
+            )
+            starts = record_starts(crawler)
+            for url in server.seed_urls:
+                crawler.submit(url)
+            await crawler.run()
+            truth = GroundTruth(server.web)
+            delays = {truth.host(h).host: truth.host(h).crawl_delay for h in range(3)}
+    assert any(delays.values()), "the test web has no host with a Crawl-delay"
+    for host, delay in delays.items():
+        times = [at for url, at in starts if url.split("/")[2] == host]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        wanted = max(0.05, delay or 0.0)
+        assert len(times) > 3 and min(gaps) >= wanted, (host, wanted, min(gaps))
+
+
+async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tmp_path):
+    clock = ManualClock(clean_web.epoch)
+    async with SimWebServer(clean_web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = simweb_crawler(md, server, clock, concurrency=4, shutdown_deadline=0.2)
+            fetched = []
+            crawler.signals.connect(signals.page_fetched, fetched.append)
+            for url in server.seed_urls:
+                crawler.submit(url)
+            task = asyncio.create_task(crawler.run())
+            while len(fetched) < 40:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert crawler.fetcher._session is None  # the session was closed
+        with Metadata.open(tmp_path / "metadata.db", readonly=True) as reader:
+            truth = GroundTruth(server.web)
+            view = reader.refresh_view()
+            read = view["id"][~np.isnan(view["last_access"])].tolist()
+            assert 40 <= len(read) < 300
+            for url_id in read:
+                page = reader.page(url_id)
+                if page.page_type is PageType.HTML:  # recorded whole: record, links, observation
+                    true_links = truth.page(truth.page_id(page.url), clock.now()).links
+                    children = reader.urls_of(reader.children(url_id))
+                    assert {truth.page_id(url) for url in children} == set(true_links)
+                    assert page.md5 is not None and len(page.observations) == 1
+
+
+async def test_a_dtd_request_overtakes_a_full_discovery_queue(tmp_path):
+    web = SimWebSettings(hosts=1, pages=120, seed=6).without_faults()
+    clock = ManualClock(web.epoch)
+    asked_at: list[int] = []
+    async with SimWebServer(web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = simweb_crawler(md, server, clock, concurrency=1, per_host_concurrency=1)
+            starts = record_starts(crawler)
+            dtd = server.seed_urls[0] + "dtd/catalog.dtd"
+
+            def ask_for_the_dtd(event):
+                if not asked_at and crawler.frontier.sizes()[Level.SCOUTING] > 20:
+                    asked_at.append(len(starts))
+                    crawler.request(dtd, event.result.url_id)
+
+            crawler.signals.connect(signals.page_fetched, ask_for_the_dtd)
+            crawler.submit(server.seed_urls[0])
+            await crawler.run()
+            assert asked_at, "the discovery queue never filled"
+            started = [url for url, _ in starts]
+            assert started.index(dtd) <= asked_at[0]  # the very next request started
+            assert md.page_by_url(dtd).page_type is PageType.DTD
+
+
+async def test_with_the_loader_xml_is_loaded_dependencies_fetched_and_its_links_crawled(
+    clean_web, tmp_path
+):
+    from loader import Loader
+    from metadata import LoadStatus
+
+    clock = ManualClock(clean_web.epoch)
+    async with SimWebServer(clean_web, clock) as server:
+        with Metadata.create(tmp_path / "metadata.db", clock=clock) as md:
+            crawler = simweb_crawler(md, server, clock)
+            crawler.sink = Loader(tmp_path / "documents", md, crawler, clock)
+            for url in server.seed_urls:
+                crawler.submit(url)
+            await crawler.run()
+            truth = GroundTruth(server.web)
+            at = clock.now()
+            seeds = [truth.page_id(url) for url in server.seed_urls]
+            reachable, queue = set(seeds), deque(seeds)
+            while queue:  # through HTML and XML links alike, now that the loader reads XML
+                record = truth.page(queue.popleft(), at)
+                if record.robots_allowed and record.status == 200:
+                    for target in set(record.links) - reachable:
+                        reachable.add(target)
+                        queue.append(target)
+            xml_pages = 0
+            for page in reachable:
+                record = truth.page(page, at)
+                if not record.robots_allowed or record.page_type != "XML":
+                    continue
+                xml_pages += 1
+                ours = md.page_by_url(record.url)
+                status = md.status(ours.url_id)
+                assert status is not None and status[0] in (LoadStatus.LOADED, LoadStatus.FAILED)
+                children = {truth.page_id(url) for url in md.urls_of(md.children(ours.url_id))}
+                assert set(record.links) <= children, record.url  # a feed also links to itself
+            assert xml_pages > 20
+            assert md.count_by_type()[PageType.DTD] >= 1  # asked by the loader, level 0

@@ -1,19 +1,20 @@
 """The aging model of the LiveRank benchmark: each mechanism does what its doc says."""
 
+import aiohttp
 import numpy as np
 import pytest
 
-from benchmarks.liverank_aging import (
+from benchmarks.liverank_webgraph import synthetic_web
+from metadata.clock import ManualClock
+from ranking.liverank_graph import personalised_pagerank
+from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
+from xyleme.simweb.aging import (
     AgingModel,
     Fate,
     age_graph,
     aging_lifecycle,
     simweb_graph,
 )
-from benchmarks.liverank_webgraph import synthetic_web
-from metadata.clock import ManualClock
-from ranking.liverank_graph import personalised_pagerank
-from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.settings import DAY
 
 
@@ -99,7 +100,7 @@ def test_aged_simweb_kills_the_pages_the_model_kills(aged_simweb):
 async def test_aged_simweb_serves_dead_pages_as_dead(aged_simweb):
     web = aged_simweb
     fate = age_graph(simweb_graph(web.structure), AgingModel(seed=5)).fate
-    expected = {Fate.ALIVE: 200, Fate.GONE: 404, Fate.SOFT_404: 200, Fate.HOST_DOWN: 410}
+    expected = {Fate.ALIVE: 200, Fate.GONE: 404, Fate.SOFT_404: 200}
     clock = ManualClock(web.settings.epoch + 30 * DAY)
     async with SimWebServer(web, clock) as server, server.client_session() as session:
         for kind, status in expected.items():
@@ -108,3 +109,28 @@ async def test_aged_simweb_serves_dead_pages_as_dead(aged_simweb):
                 body = await response.text()
                 assert response.status == status, kind
                 assert ("<title>Page not found" in body) == (kind == Fate.SOFT_404)
+        down = int(np.flatnonzero(fate == Fate.HOST_DOWN)[0])
+        with pytest.raises(aiohttp.ClientConnectorDNSError):
+            await session.get(web.url(down))
+        async with (
+            aiohttp.ClientSession() as plain,  # the proxy has no name to refuse
+            plain.get(web.url(down), proxy=server.proxy_url) as response,
+        ):
+            assert response.status == 410
+
+
+async def test_a_dead_host_resolves_until_it_dies(aged_simweb):
+    web = aged_simweb
+    host_death = web.lifecycles.host_death
+    down = int(np.flatnonzero(np.isfinite(host_death))[0])
+    name = web.host_names[down]
+    clock = ManualClock(host_death[down] - 1)
+    async with SimWebServer(web, clock) as server:
+        resolver = server.resolver()
+        assert (await resolver.resolve(name, 80))[0]["port"] == server.port
+        clock.advance(1)
+        with pytest.raises(OSError, match="dead"):
+            await resolver.resolve(name, 80)
+    pages = web.structure.host_of == down
+    assert (web.lifecycles.death[pages] == host_death[down]).all()
+    assert not GroundTruth(web).alive(host_death[down])[pages].any()

@@ -19,10 +19,9 @@ T0 = 1_700_000_000.0
 @pytest.fixture
 def repo(tmp_path):
     """Three XML pages read every day for 10 days (one changes daily, one every 5 days, one
-    never), one unread page, one ERROR page; a [refresh] table sets G."""
+    never), one unread page, one ERROR page; the [bandwidth] table sets G and θ."""
     assert CliRunner().invoke(cli, ["init", str(tmp_path)]).exit_code == 0
-    with (tmp_path / "xyleme.toml").open("a") as config:
-        config.write("\n[refresh]\nbandwidth_per_unit = 2.0\ndiscovery_share = 0.5\n")
+    (tmp_path / "xyleme.toml").write_text("[bandwidth]\nG = 2.0\ntheta = 0.5\n")
     with Metadata.open(tmp_path / "metadata.db") as md:
         fast, slow, still, unread, broken = md.ids_for(
             [f"http://h.test/{name}.xml" for name in ("fast", "slow", "still", "new", "bad")]
@@ -91,4 +90,4 @@ def test_user_errors_are_clear(repo, tmp_path_factory):
     assert result.exit_code != 0 and "Error" in result.output
     (repo / "xyleme.toml").write_text("[refresh]\nbandwidth = 3\n")
     result = CliRunner().invoke(cli, ["--repo", str(repo), "schedule"])
-    assert result.exit_code != 0 and "unknown refresh settings: bandwidth" in result.output
+    assert result.exit_code != 0 and "unknown key 'bandwidth' in [refresh]" in result.output

@@ -12,7 +12,10 @@ import json
 import math
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 import numpy as np
@@ -26,6 +29,8 @@ from ranking.memory import parse_size
 from ranking.repository import provenance, rank_repository
 from ranking.settings import RankingSettings
 from xyleme.cli import cli, repo_path
+from xyleme.cli.ops import hand_to_daemon, report
+from xyleme.lock import DaemonLock, RepositoryLocked
 
 DATABASE = "metadata.db"
 RANKING = "ranking"
@@ -57,6 +62,10 @@ class _ProgressBar:
             completed=index + 1,
             description=f"sweep {sweep}  slice {index + 1}/{n_slices}  {shown}",
         )
+
+
+RANK_TIMEOUT = 3600.0
+"""Seconds ``rank compute`` waits for a busy daemon to take and answer the ranking."""
 
 
 @cli.group("rank")
@@ -127,7 +136,7 @@ def compute(
     folder.mkdir(exist_ok=True)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with _open(ctx, readonly=False) as md:
+    with _open(ctx, readonly=False) as md, _unless_a_daemon_runs(repo_path(ctx)):
         try:
             with Progress(*columns, console=console, transient=True) as progress:
                 done = rank_repository(md, folder, settings, monitor=_ProgressBar(progress))
@@ -145,6 +154,23 @@ def compute(
             f"{result.kind}: {result.sweeps} sweeps, {result.figure_name} {result.figure:.2e}, "
             f"{result.details['slices']} slices, snapshot {result.snapshot}"
         )
+
+
+@contextmanager
+def _unless_a_daemon_runs(repository: Path) -> Iterator[None]:
+    """Hold the repository while ranking it; if its daemon holds it, hand the ranking to the
+    daemon (with its own [ranking] settings), print its answer and exit."""
+    lock = DaemonLock(repository)
+    try:
+        lock.acquire()
+    except RepositoryLocked:
+        click.echo("a daemon holds the repository: it ranks with its [ranking] settings", err=True)
+        report(hand_to_daemon(repository, "rank compute", {}, timeout=RANK_TIMEOUT), False)
+        sys.exit(0)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _ranked(view: dict[str, np.ndarray], which: str) -> tuple[np.ndarray, np.ndarray]:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
-from metadata import InvalidURL, Metadata, MetadataError, MetadataSettings, PageRecord
+from metadata import InvalidURL, Metadata, MetadataError, PageRecord
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
+from xyleme.config import Config, as_toml
 
 DATABASE = "metadata.db"
 CONFIG = "xyleme.toml"
@@ -21,25 +22,21 @@ FOLDERS = ("documents", "ranking")
 
 def config_text() -> str:
     """The ``xyleme.toml`` of a new repository: a header and the commented defaults."""
-    lines = [
+    header = [
         f"# xyleme repository configuration (made by `xyleme init`, xyleme {__version__}).",
         "# Each setting is shown commented out at its documented default:",
-        "# uncomment a line to change it.",
+        "# uncomment a line to change it. `xyleme config show` prints the effective values.",
         "",
-        "[metadata]",
     ]
-    for setting in dataclasses.fields(MetadataSettings):
-        default = json.dumps(setting.default)  # a TOML literal for str, int and float
-        lines.append(f"# {setting.name} = {default}  # {setting.metadata['doc']}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(header) + as_toml(Config(), commented=True)
 
 
-@cli.command("init")
-@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.pass_context
-def init(ctx: click.Context, directory: Path | None) -> None:
-    """Create a repository in DIRECTORY (default: --repo): config, database, folders."""
-    directory = directory if directory is not None else repo_path(ctx)
+def create_repository(directory: Path, config: str | None = None) -> None:
+    """Make a repository in ``directory``: config, database, folders.
+
+    ``config`` is the text of ``xyleme.toml`` (default: every setting commented out).
+    Raises :class:`click.ClickException` naming what went wrong (nothing is overwritten).
+    """
     for name in (CONFIG, DATABASE):
         if (directory / name).exists():
             raise click.ClickException(
@@ -50,9 +47,18 @@ def init(ctx: click.Context, directory: Path | None) -> None:
         Metadata.create(directory / DATABASE).close()
         for folder in FOLDERS:
             (directory / folder).mkdir(exist_ok=True)
-        (directory / CONFIG).write_text(config_text(), encoding="utf-8")
+        (directory / CONFIG).write_text(config or config_text(), encoding="utf-8")
     except (OSError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
+
+
+@cli.command("init")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def init(ctx: click.Context, directory: Path | None) -> None:
+    """Create a repository in DIRECTORY (default: --repo): config, database, folders."""
+    directory = directory if directory is not None else repo_path(ctx)
+    create_repository(directory)
     click.echo(f"Created a xyleme repository in {directory}")
     for name in (CONFIG, DATABASE, *(f"{folder}/" for folder in FOLDERS)):
         click.echo(f"  {name}")

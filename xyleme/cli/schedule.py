@@ -8,10 +8,8 @@ import math
 import sqlite3
 import sys
 import time
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 import numpy as np
@@ -19,10 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from metadata import InvalidURL, Metadata, MetadataError
-from refresh.report import ScheduleReport, schedule_report
+from refresh.report import ScheduleReport, host_keys, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.repository import CONFIG, DATABASE
+from xyleme.config import ConfigError, load_config
 
 PAGE_FIELDS = (
     "url_id",
@@ -38,22 +37,12 @@ PAGE_FIELDS = (
 
 
 def load_settings(repo: Path) -> RefreshSettings:
-    """The ``[refresh]`` table of the repository's xyleme.toml, over the documented defaults."""
-    path = repo / CONFIG
-    if not path.exists():
-        return RefreshSettings()
+    """The refresh settings of the repository's xyleme.toml: the ``[refresh]`` table, with the
+    time unit, G and θ from ``[clock]`` and ``[bandwidth]`` (as the daemon reads them)."""
     try:
-        with path.open("rb") as handle:
-            table = tomllib.load(handle).get("refresh", {})
-        return RefreshSettings.from_mapping(table)
-    except (tomllib.TOMLDecodeError, ValueError, TypeError) as error:
-        raise click.ClickException(f"{path}: bad [refresh] settings ({error})") from None
-
-
-def host_keys(urls: list[str]) -> np.ndarray:
-    """An integer per page naming its host (for the per-host checks and priors)."""
-    hosts = np.array([urlsplit(url).hostname or "" for url in urls], dtype=object)
-    return np.unique(hosts.astype(str), return_inverse=True)[1].ravel()
+        return load_config(repo / CONFIG).refresh
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _when(seconds: float) -> str:

@@ -13,7 +13,6 @@ what it links to), :mod:`~xyleme.crawler.scope` (what may be fetched),
 from xyleme.crawler.engine import Crawler, CrawlEvent
 from xyleme.crawler.fetcher import FetchError
 from xyleme.crawler.frontier import Level, Request
-from xyleme.crawler.handoff import DependencyFetcher, DocumentSink
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
@@ -22,8 +21,6 @@ __all__ = [
     "CrawlEvent",
     "Crawler",
     "CrawlerSettings",
-    "DependencyFetcher",
-    "DocumentSink",
     "FetchError",
     "Level",
     "Request",

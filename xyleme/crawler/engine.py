@@ -23,7 +23,6 @@ import contextlib
 import email.utils
 import functools
 import hashlib
-import inspect
 import itertools
 import logging
 import time
@@ -32,12 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from loader import LoadOutcome
 from metadata import FetchResult, InvalidURL, Metadata, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
 from xyleme.crawler.content import classify, refused_before_body
 from xyleme.crawler.fetcher import Fetcher, FetchError
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
+from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
     import aiohttp
 
-    from xyleme.crawler.handoff import DocumentSink
+    from loader import DocumentSink, LoadResult
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +179,8 @@ class Crawler:
         self._until_idle = True
         self._closing = False
         self._waiting_workers: set[asyncio.Task] = set()
+        self._lane: LoaderLane | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ submission API
 
@@ -216,10 +219,36 @@ class Crawler:
         )
         return self.frontier.push(request)
 
-    def request(self, url: str, referrer_id: int | None) -> bool:
-        """The loader's :class:`~xyleme.crawler.handoff.DependencyFetcher`: a DTD or entity,
-        at level 0 (it must not wait behind anything), within the scope like any URL."""
-        return self.submit(url, Level.DEPENDENCY, referrer=referrer_id)
+    def request(self, url: str, referrer_id: int | None) -> bool | None:
+        """The loader's :class:`loader.DependencyFetcher`: a DTD or entity, at level 0 (it
+        must not wait behind anything), within the scope like any URL.
+
+        The loader calls it from its worker thread: the request is then handed to the event
+        loop (and None returned). A refused URL fails its waiting documents at once.
+        """
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            try:
+                in_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                in_loop = False
+            if not in_loop:
+                loop.call_soon_threadsafe(self._request_now, url, referrer_id)
+                return None
+        return self._request_now(url, referrer_id)
+
+    def _request_now(self, url: str, referrer_id: int | None) -> bool:
+        if self.submit(url, Level.DEPENDENCY, referrer=referrer_id):
+            return True
+        try:
+            canonical = canonicalize_url(url)
+        except InvalidURL:
+            return False  # no URL-Id: nothing can wait on it
+        refusal = self._refusal(canonical, dependency=True)
+        url_id = self.metadata.id_for(canonical, create=False)
+        if refusal is not None and url_id is not None and self._lane is not None:
+            self._lane.fail(url_id, canonical, refusal)  # its waiting documents fail now
+        return False
 
     def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
         """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
@@ -246,6 +275,11 @@ class Crawler:
         self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
+        self._scouted_per_host.clear()  # the page budget is per run
+        self._loop = asyncio.get_running_loop()
+        if self.sink is not None:
+            self._lane = LoaderLane(self.sink, self._loaded, self._check_idle)
+            self._lane.start()
         await self.fetcher.open()
         workers = [
             asyncio.create_task(self._worker(), name=f"xyro-worker-{n}")
@@ -281,6 +315,10 @@ class Crawler:
         self._outbox.put_nowait(None)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(writer)
+        if self._lane is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lane.close()
+            self._lane = None
         await self.fetcher.close()
         self._save_seen()
 
@@ -332,6 +370,7 @@ class Crawler:
 
     def _check_idle(self) -> None:
         idle = self._busy == 0 and len(self.frontier) == 0 and self._outbox.empty()
+        idle = idle and (self._lane is None or self._lane.pending == 0)
         if idle and self._until_idle:
             self._finished.set()
 
@@ -574,7 +613,7 @@ class Crawler:
                     item = self._outbox.get_nowait()
                 except asyncio.QueueEmpty:
                     remaining = deadline - loop.time()
-                    starving = len(self.frontier) < settings.concurrency  # workers need links
+                    starving = bool(self._waiting_workers)  # idle workers: new links may help
                     if remaining <= 0 or self._busy <= len(batch) or starving:
                         break
                     try:
@@ -675,8 +714,8 @@ class Crawler:
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
             self._scout(outcome.follow, request)
-        if outcome.body is not None and changed is not False and self.sink is not None:
-            await self._hand_to_loader(outcome)
+        if self._lane is not None:
+            self._hand_to_loader(outcome, changed)
 
     def _scout(self, links: Iterable[str], parent: Request) -> None:
         """Queue a page's unseen links at level 3, within the per-host page budget.
@@ -733,16 +772,33 @@ class Crawler:
         for signal in chosen:
             manager.send_catch_log(signal, event)
 
-    async def _hand_to_loader(self, outcome: _Outcome) -> None:
-        """Give a new or changed XML/DTD body to the loader's sink (its failure is logged)."""
-        result = outcome.result
-        try:
-            loaded = self.sink.load(
-                result.url_id, outcome.request.url, outcome.body, outcome.headers, result.fetched_at
-            )
-            if inspect.isawaitable(loaded):
-                await loaded
-        except Exception:
-            log.exception("the document sink failed on %s", outcome.request.url)
-        finally:
-            outcome.body = None
+    def _hand_to_loader(self, outcome: _Outcome, changed: bool | None) -> None:
+        """Queue what the loader must see: a new or changed XML body, any body it asked for
+        (a DTD or entity, under the URL it asked for), or the failure of what it asked for."""
+        request, result = outcome.request, outcome.result
+        url_id, url = result.url_id, request.url
+        if request.dependency and request.redirects:  # the loader waits on the first URL
+            url = request.redirects[0]
+            url_id = self.metadata.id_for(url, create=False) or url_id
+        if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
+            self._lane.fail(url_id, url, result.reason or "fetch failed")
+        elif outcome.body is not None and (changed is not False or request.dependency):
+            self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
+        outcome.body = None
+
+    def _loaded(self, result: LoadResult, request: Request) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3)."""
+        if result.outcome != LoadOutcome.STORED or not result.links:
+            return
+        if request.depth >= self.settings.max_scout_depth:
+            return
+        links = self.metadata.urls_of(self.metadata.children(result.url_id).tolist())
+        follow = []
+        for link in links:
+            reason = self._link_refusal(link)
+            if reason is None:
+                follow.append(link)
+            elif self.seen.add(link):
+                self.stats.count_rejected(reason)
+                self.metadata.reject(link, reason, result.url_id)
+        self._scout(follow, request)

@@ -161,9 +161,10 @@ class Fetcher:
 
     @asynccontextmanager
     async def request(
-        self, url: str, headers: Mapping[str, str] | None = None
+        self, url: str, headers: Mapping[str, str] | None = None, *, method: str = "GET"
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """A GET whose headers have arrived; read the body with :meth:`read_body`.
+        """A GET (or ``method``: HEAD for a liveness probe) whose headers have arrived; read
+        the body with :meth:`read_body`.
 
         Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…).
         """
@@ -173,7 +174,9 @@ class Fetcher:
         if slot is not None:
             await slot.acquire()
         try:
-            async with self._session.get(url, headers=headers, allow_redirects=False) as response:
+            async with self._session.request(
+                method, url, headers=headers, allow_redirects=False
+            ) as response:
                 yield response
         except FetchError:
             raise

@@ -1,37 +1,101 @@
-"""What the crawler hands on, and what it offers: the loader's two small interfaces.
+"""The hand-off to the XML loader: bodies go to its ``DocumentSink``, one at a time.
 
-XML documents, DTDs, feeds and sitemaps go to a :class:`DocumentSink` (the loader) after the
-fetch is committed; the loader asks for DTDs and external entities through a
-:class:`DependencyFetcher`, which the crawler implements by queueing them at level 0.
+The loader's contract (loader/interfaces.py): ``load`` and ``dependency_failed`` are
+synchronous and CPU-bound, so an asyncio caller runs them in a worker thread; the crawler has
+already committed the fetch (type XML or DTD). The lane keeps them in order, off the event
+loop, and tells the crawler what each load found so it can queue the document's links.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from loader import DocumentSink
+
+log = logging.getLogger(__name__)
 
 
-@runtime_checkable
-class DocumentSink(Protocol):
-    """Receives each new or changed XML/DTD body the crawler fetched (the loader).
+@dataclass(slots=True)
+class _Load:
+    url_id: int
+    url: str
+    body: bytes
+    headers: Mapping[str, str]
+    fetched_at: float
+    context: Any
 
-    ``body_or_path`` is the decoded body; ``fetched_at`` simulated time. It may be a
-    coroutine function; the crawler awaits it then. It is not called for a 304 or an
-    unchanged MD5: the loader already has that version.
+
+@dataclass(slots=True)
+class _Failure:
+    url_id: int
+    url: str
+    reason: str
+
+
+class LoaderLane:
+    """A queue of bodies (and failed dependencies) for the loader, served by one task.
+
+    ``on_loaded(result, context)`` runs on the event loop after each ``load``; ``on_done()``
+    after each item, so the crawler can tell when all work is over.
     """
 
-    def load(
+    def __init__(
         self,
-        url_id: int,
-        url: str,
-        body_or_path: bytes,
-        headers: Mapping[str, str],
-        fetched_at: float,
-    ) -> Any: ...
+        sink: DocumentSink,
+        on_loaded: Callable[[Any, Any], None],
+        on_done: Callable[[], None],
+    ) -> None:
+        self.sink = sink
+        self._on_loaded = on_loaded
+        self._on_done = on_done
+        self._queue: asyncio.Queue[_Load | _Failure | None] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+        self.pending = 0
 
+    def start(self) -> None:
+        """Start serving the queue (on the running loop)."""
+        self._task = asyncio.create_task(self._serve(), name="xyro-loader-lane")
 
-@runtime_checkable
-class DependencyFetcher(Protocol):
-    """What the loader needs of the crawler: fetch this DTD or entity now (level 0)."""
+    def load(self, url_id: int, url: str, body: bytes, headers, fetched_at: float, context):
+        """Queue a body for ``sink.load``."""
+        self.pending += 1
+        self._queue.put_nowait(_Load(url_id, url, body, headers, fetched_at, context))
 
-    def request(self, url: str, referrer_id: int | None) -> bool: ...
+    def fail(self, url_id: int, url: str, reason: str) -> None:
+        """Queue ``sink.dependency_failed`` for a DTD or entity that could not be fetched."""
+        self.pending += 1
+        self._queue.put_nowait(_Failure(url_id, url, reason))
+
+    async def close(self) -> None:
+        """Serve what is queued, then stop (the fetches behind it are already committed)."""
+        if self._task is not None:
+            self._queue.put_nowait(None)
+            await asyncio.shield(self._task)
+            self._task = None
+
+    async def _serve(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            try:
+                if isinstance(item, _Load):
+                    result = await asyncio.to_thread(
+                        self.sink.load,
+                        item.url_id,
+                        item.url,
+                        item.body,
+                        item.headers,
+                        item.fetched_at,
+                    )
+                    self._on_loaded(result, item.context)
+                else:
+                    await asyncio.to_thread(
+                        self.sink.dependency_failed, item.url_id, item.url, item.reason
+                    )
+            except Exception:
+                log.exception("the loader failed on %s", item.url)
+            finally:
+                self.pending -= 1
+                self._on_done()

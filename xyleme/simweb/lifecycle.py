@@ -30,11 +30,18 @@ SOFT_404 = 200
 @dataclass(frozen=True)
 class Lifecycles:
     """Per page: ``birth`` and ``death`` (simulated seconds, whole; ``inf`` = never dies), and
-    ``dead_status``, the HTTP status a dead page answers (404, 410 or :data:`SOFT_404`)."""
+    ``dead_status``, the HTTP status a dead page answers (404, 410 or :data:`SOFT_404`).
+
+    ``host_death`` (optional, per host, ``inf`` = never) is when a whole host stops
+    resolving: from then on its names fail DNS for a client using the server's resolver
+    (:meth:`SimWebServer.resolver`). Its pages must die by then too (the ground truth is per
+    page); through the proxy they answer their ``dead_status``.
+    """
 
     birth: np.ndarray
     death: np.ndarray
     dead_status: np.ndarray
+    host_death: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if not (len(self.birth) == len(self.death) == len(self.dead_status)):

@@ -6,14 +6,15 @@ asks this resolver for the address of a host; the answer is 127.0.0.1 and the se
 port, whatever port the URL implied (aiohttp connects to the port the resolver returns).
 Any other name fails like a DNS failure (:class:`socket.gaierror`, an :class:`OSError`), so
 links to vanished hosts exercise the crawler's DNS-error path, and nothing reaches the
-internet.
+internet. So does a simulated host that has died by the current simulated time (an aged web,
+:mod:`xyleme.simweb.aging`), when the resolver is given an ``is_down`` predicate.
 """
 
 from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -31,6 +32,10 @@ class SimWebResolver(AbstractResolver):
     hosts
         The host names that exist (e.g. ``SimWeb.host_names``); None accepts every
         ``siteN.simweb.test`` (a process that knows only the port, e.g. the daemon of the demo).
+    is_down
+        Says whether a (lower-case) host name has died by now: such a host fails to resolve,
+        as the dead hosts of an old crawl do (LiveRank paper §3.1). The server's
+        :meth:`~xyleme.simweb.server.SimWebServer.resolver` asks its web at its clock's time.
 
     Examples
     --------
@@ -40,9 +45,15 @@ class SimWebResolver(AbstractResolver):
     8123
     """
 
-    def __init__(self, port: int, hosts: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        port: int,
+        hosts: Iterable[str] | None = None,
+        is_down: Callable[[str], bool] | None = None,
+    ) -> None:
         self.port = port
         self.hosts = None if hosts is None else frozenset(name.lower() for name in hosts)
+        self.is_down = is_down
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
@@ -51,6 +62,8 @@ class SimWebResolver(AbstractResolver):
         known = _SIMULATED_HOST.fullmatch(name) if self.hosts is None else name in self.hosts
         if not known:
             raise socket.gaierror(socket.EAI_NONAME, f"simweb: no such host {host!r}")
+        if self.is_down is not None and self.is_down(name):
+            raise socket.gaierror(socket.EAI_NONAME, f"simweb: host {host!r} is dead")
         return [
             {
                 "hostname": host,

@@ -217,8 +217,15 @@ class SimWebServer:
         return list(self._runner.addresses) if self._runner else []
 
     def resolver(self) -> SimWebResolver:
-        """A resolver mapping the simulated hosts to this server, for an aiohttp connector."""
-        return SimWebResolver(self.port, self.web.host_names)
+        """A resolver mapping the simulated hosts to this server, for an aiohttp connector.
+
+        A host the web's lifecycles have killed by the clock's current time fails to resolve.
+        """
+        return SimWebResolver(
+            self.port,
+            self.web.host_names,
+            is_down=lambda name: self.web.host_down(name, self.clock.now()),
+        )
 
     def connector(self, **options) -> aiohttp.TCPConnector:
         """An aiohttp connector that reaches the simulated hosts (``options`` go to it)."""

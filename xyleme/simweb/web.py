@@ -361,6 +361,7 @@ class SimWeb:
         self.lifecycles: Lifecycles = lifecycle(self.structure)
         if len(self.lifecycles.birth) != self.structure.page_count:
             raise ValueError("the lifecycle model must return one entry per page")
+        self._host_death = self._checked_host_death()
         self.changes = ChangeTimes(settings.seed, self.structure.rate, self.lifecycles.birth)
         self.host_names = [f"site{h}.{DOMAIN}" for h in range(settings.hosts)]
         self.host_index = {name: h for h, name in enumerate(self.host_names)}
@@ -373,6 +374,18 @@ class SimWeb:
         self.versioned_links = self._pages_whose_links_depend_on_the_version()
         self._late_targets = self.versioned_links.tolist()
         self.versioned_links |= self.structure.relinks
+
+    def _checked_host_death(self) -> list[float]:
+        """Per host, when it stops resolving (``inf``: never); its pages must be dead by then."""
+        host_death = self.lifecycles.host_death
+        st = self.structure
+        if host_death is None:
+            return [math.inf] * st.host_count
+        if len(host_death) != st.host_count:
+            raise ValueError("host_death must have one entry per host")
+        if np.any(self.lifecycles.death > host_death[st.host_of]):
+            raise ValueError("a dead host's pages must die no later than the host")
+        return [float(t) for t in host_death]
 
     def _pages_whose_links_depend_on_the_version(self) -> np.ndarray:
         """Pages whose base links reach a page born after the epoch (shown once it exists)."""
@@ -414,6 +427,14 @@ class SimWeb:
         return [self.host_url(h) + "/" for h in range(self.structure.host_count)]
 
     # -- time ----------------------------------------------------------------------------
+    def host_down(self, name: str, at: float) -> bool:
+        """Whether host ``name`` no longer resolves at simulated time ``at`` (a dead host).
+
+        Unknown names are not "down": the resolver refuses them anyway.
+        """
+        host = self.host_index.get(name)
+        return host is not None and at >= self._host_death[host]
+
     def state(self, page: int, at: float) -> PageState:
         """Whether ``page`` exists at simulated time ``at``."""
         if at < self._birth[page]:

@@ -23,8 +23,9 @@ The truth (:attr:`AgedWeb.alive`) counts soft 404s as dead.
 
 :func:`aging_lifecycle` plugs the model into the simulated web's lifecycle hook
 (``SimWeb(settings, lifecycle=aging_lifecycle(...))``), so an aged simweb serves those pages as
-dead. That hook knows HTTP answers only, so a page of a dead host answers 410 there instead of
-failing to resolve.
+dead: 404, 200 with a "Page not found" body, and for a dead host a DNS failure (its
+``Lifecycles.host_death``; the server's resolver refuses the name from then on; through the
+proxy, which has no name to refuse, its pages answer 410). See docs/simweb.md.
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ from scipy.special import expit, logit
 from scipy.stats import rankdata
 
 from ranking.liverank_graph import LinkGraph, personalised_pagerank
-from xyleme.simweb import LifecycleModel, Lifecycles
-from xyleme.simweb.lifecycle import SOFT_404
+from xyleme.simweb.lifecycle import SOFT_404, LifecycleModel, Lifecycles
 from xyleme.simweb.settings import DAY
 from xyleme.simweb.web import WebStructure
 
@@ -181,8 +181,9 @@ def aging_lifecycle(model: AgingModel | None = None, *, over_days: float = 365.0
 
     Every page exists at the epoch (the old crawl); each page the model kills dies at a whole
     second drawn uniformly in the ``over_days`` after it, so from ``epoch + over_days·DAY`` on
-    the web is fully aged. Dead pages answer 404 (GONE), 200 with a "not found" body
-    (SOFT_404), or 410 (HOST_DOWN: the hook cannot make a host stop resolving).
+    the web is fully aged. Dead pages answer 404 (GONE) or 200 with a "not found" body
+    (SOFT_404); a dead host (HOST_DOWN) dies as a whole at one such time, with all its
+    pages: its name no longer resolves through the server's resolver (410 through the proxy).
 
     Examples
     --------
@@ -203,9 +204,16 @@ def aging_lifecycle(model: AgingModel | None = None, *, over_days: float = 365.0
         rng = np.random.default_rng([model.seed, 1])
         death = np.full(n_pages, math.inf)
         death[dead] = epoch + np.ceil(rng.uniform(1.0, over_days * DAY, dead.size))
+        host_down = fate == Fate.HOST_DOWN
+        host_death = np.full(structure.host_count, math.inf)
+        down_hosts = np.unique(structure.host_of[host_down])
+        host_death[down_hosts] = epoch + np.ceil(rng.uniform(1.0, over_days * DAY, down_hosts.size))
+        death[host_down] = host_death[structure.host_of[host_down]]
         status = np.full(n_pages, 404, dtype=np.int16)
         status[fate == Fate.SOFT_404] = SOFT_404
-        status[fate == Fate.HOST_DOWN] = 410
-        return Lifecycles(birth=np.full(n_pages, epoch), death=death, dead_status=status)
+        status[host_down] = 410
+        return Lifecycles(
+            birth=np.full(n_pages, epoch), death=death, dead_status=status, host_death=host_death
+        )
 
     return lifecycle

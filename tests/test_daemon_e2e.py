@@ -1,0 +1,117 @@
+"""The daemon on a small simulated web, its jobs driven by a manual clock, for a few days."""
+
+import numpy as np
+import pytest
+import pytest_asyncio
+
+from metadata import PAGE_TYPE_CODE, LoadStatus, Metadata, PageType
+from metadata.clock import ManualClock
+from tests.daemon_fixtures import make_repository
+from xyleme.commands import RepositoryTarget
+from xyleme.config import Config
+from xyleme.crawler import Level
+from xyleme.daemon import Daemon
+from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
+
+DAY = 86_400.0
+G = 120.0
+DAYS = 8
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def run(tmp_path_factory):
+    """The daemon after reading the web once and running DAYS refresh passes (once for all
+    the tests of this module: they only read it)."""
+    # without faults: the spider trap would keep adding pages and dilute G (tested elsewhere)
+    settings = SimWebSettings(hosts=3, pages=240, seed=7).without_faults()
+    clock = ManualClock(settings.epoch)
+    repo = make_repository(tmp_path_factory.mktemp("e2e") / "repo")
+    config = (
+        Config()
+        .replace("bandwidth", G=G, theta=0.1)
+        .replace("daemon", scope=[DOMAIN])
+        .replace("crawler", min_delay=0.0, max_crawl_delay=0.0, per_host_concurrency=4)
+    )
+    async with SimWebServer(settings, clock) as web:
+        with Metadata.open(repo / "metadata.db") as md:
+            RepositoryTarget(md).add_seeds(web.seed_urls)
+        daemon = Daemon(repo, config, clock=clock, resolver=web.resolver())
+        daemon.open()
+        try:
+            daemon.queue_unread()
+            await daemon.crawler.run()  # the first read of the web, at the epoch
+            read_once = daemon.md.count_by_type()
+            for _ in range(DAYS):
+                clock.advance(DAY)
+                await daemon.refresh_scan()
+                await daemon.crawler.run()
+            await daemon.recompute_ranking()
+            yield daemon, read_once
+        finally:
+            daemon.close()
+
+
+async def test_the_web_is_read_and_xml_loaded(run):
+    daemon, read_once = run
+    assert read_once[PageType.HTML] > 100 and read_once[PageType.XML] > 20
+    assert daemon.sink.loaded >= read_once[PageType.XML]  # first versions, then changes
+    view = daemon.md.refresh_view()
+    xml = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
+    statuses = [daemon.md.status(url_id) for url_id in xml]
+    loaded = [status for status in statuses if status and status[0] is LoadStatus.LOADED]
+    assert len(loaded) > 0.8 * len(xml)  # the rest wait for a DTD or failed validation
+    assert (daemon.repository / "documents").exists()
+
+
+async def test_refreshes_come_at_about_g_per_unit(run):
+    daemon, _ = run
+    g_r = G * 0.9
+    # each pass records the refreshes fetched since the one before: the first has none
+    fetched = daemon.refreshes_per_unit[1:]
+    assert 0.5 * g_r <= np.mean(fetched) <= 1.5 * g_r, daemon.refreshes_per_unit
+
+
+async def test_obsolescence_stays_near_the_optimum(run):
+    daemon, _ = run
+    late = daemon.obsolescence_history[DAYS // 2 :]
+    ratio = np.mean([o for _, o, _ in late]) / np.mean([omega for _, _, omega in late])
+    assert 0.3 < ratio < 3.0, daemon.obsolescence_history
+
+
+async def test_change_rates_and_opic_are_stored(run):
+    daemon, _ = run
+    ids, rates = daemon.md.scores("change_rate")
+    assert len(ids) > 50 and np.all(rates >= 0)
+    daemon.checkpoint()
+    ids, history = daemon.md.scores("opic_history")
+    assert len(ids) > 100 and history.sum() == pytest.approx(1.0, abs=0.05)
+
+
+async def test_rankings_are_computed_for_every_page(run):
+    daemon, _ = run
+    view = daemon.md.refresh_view()
+    ids, importance = daemon.md.scores("importance")
+    assert ids.tolist() == view["id"].tolist()
+    assert importance.sum() == pytest.approx(1.0, rel=1e-6)
+    xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
+    _, interest = daemon.md.scores("interest")
+    assert len(interest) == len(ids) and np.all(interest[xml] > 0)  # E' seeds the XML pages
+    assert daemon.passes["ranking"] == daemon.clock.now()
+
+
+async def test_a_recheck_queues_the_best_pages_at_the_background_level(run):
+    daemon, _ = run
+    answer = await daemon.recheck("p", 10)
+    assert answer.data == {"pages": 10, "strategy": "p", "queued": True}
+    assert daemon.crawler.frontier.sizes()[Level.BACKGROUND] == 10
+
+
+async def test_the_sitemaps_robots_txt_names_are_read(run):
+    daemon, _ = run
+    view = daemon.md.refresh_view()
+    read = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
+    sitemaps = [url for url in daemon.md.urls_of(read) if url.endswith("/sitemap.xml")]
+    assert sitemaps  # http://siteN.simweb.test/sitemap.xml, named only in robots.txt

@@ -1,0 +1,55 @@
+"""``xyleme run``: the acquisition daemon in the foreground (systemd, a container, a terminal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from metadata import MetadataError
+from xyleme.cli import cli, repo_path
+from xyleme.cli.ops import config_option, effective_config
+from xyleme.daemon import DaemonStopped, run_daemon
+from xyleme.lock import RepositoryLocked
+from xyleme.logs import FORMATS, configure_logging
+
+
+@cli.command("run")
+@config_option
+@click.option(
+    "--log-format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Log lines on stderr for people (text) or machines (json).",
+)
+@click.option(
+    "--simweb-port",
+    "simweb_port",
+    type=click.IntRange(1, 65535),
+    help="Resolve *.simweb.test to the simulated web serving on 127.0.0.1:PORT "
+    "(`xyleme simweb serve`; for tests and demos).",
+)
+@click.pass_context
+def run(
+    ctx: click.Context, config_file: Path | None, log_format: str, simweb_port: int | None
+) -> None:
+    """Run the daemon that keeps the repository fresh, until SIGTERM or Ctrl-C.
+
+    Refuses to start on a wrong configuration (naming the key), on a folder that is not a
+    repository, and when another daemon holds the repository.
+    """
+    repository = repo_path(ctx)
+    config = effective_config(repository, config_file)
+    configure_logging(log_format)
+    resolver = None
+    if simweb_port is not None:
+        from xyleme.simweb import SimWebResolver  # only then: the daemon never needs simweb
+
+        resolver = SimWebResolver(simweb_port)
+    try:
+        run_daemon(repository, config, resolver=resolver)
+    except (RepositoryLocked, MetadataError, DaemonStopped) as error:
+        raise click.ClickException(str(error)) from None
+    except FileNotFoundError as error:
+        raise click.ClickException(f"{repository} is not a xyleme repository ({error})") from None

@@ -1,0 +1,289 @@
+"""The operator's commands: ``config show``, ``seed add``, ``pause``/``resume``, ``status``.
+
+Readers open the repository read-only and work while the daemon runs. Commands that change
+state run directly when no daemon holds the repository, and are otherwise handed to it
+through the command table (:mod:`xyleme.commands`), whose answer they print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from metadata import Metadata, MetadataError
+from ranking.liverank_settings import STATIC_STRATEGIES
+from xyleme import commands, export
+from xyleme.cli import cli, repo_path
+from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
+from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
+from xyleme.progress import queues_text
+from xyleme.status import read_status
+
+DATABASE = "metadata.db"
+ANSWER_TIMEOUT = 30.0
+
+
+@contextmanager
+def open_metadata(repository: Path, *, readonly: bool) -> Iterator[Metadata]:
+    """The repository's metadata; a folder that is not a repository is a clear CLI error."""
+    try:
+        md = Metadata.open(repository / DATABASE, readonly=readonly)
+    except MetadataError as error:
+        raise click.ClickException(str(error)) from None
+    with md:
+        yield md
+
+
+def effective_config(repository: Path, config_file: Path | None) -> Config:
+    """The configuration a daemon on ``repository`` would use (``--config`` wins)."""
+    try:
+        if config_file is not None:
+            return load_config(config_file, required=True)
+        return load_config(repository / CONFIG_FILE)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def config_option(function: Any) -> Any:
+    """``--config FILE``: another configuration than the repository's xyleme.toml."""
+    return click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Read this configuration instead of the repository's xyleme.toml.",
+    )(function)
+
+
+def json_option(function: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(function)
+
+
+def run_state_command(repository: Path, name: str, args: dict[str, Any]) -> commands.Answer:
+    """Run a state-changing command directly, or through the daemon holding the repository."""
+    if not (repository / DATABASE).exists():
+        with open_metadata(repository, readonly=True):
+            pass  # raises the repository's own "not a repository" message
+    lock = DaemonLock(repository)
+    try:
+        lock.acquire()
+    except RepositoryLocked:
+        return hand_to_daemon(repository, name, args)
+    try:
+        with open_metadata(repository, readonly=False) as md:
+            return commands.execute(commands.RepositoryTarget(md), name, args)
+    finally:
+        lock.release()
+
+
+def hand_to_daemon(
+    repository: Path, name: str, args: dict[str, Any], timeout: float = ANSWER_TIMEOUT
+) -> commands.Answer:
+    """Queue a command for the daemon holding ``repository`` and wait for its answer."""
+    with open_metadata(repository, readonly=False) as md:
+        command_id = commands.submit(md, name, args)
+        try:
+            return commands.wait_for_answer(md, command_id, timeout)
+        except commands.CommandFailed as error:
+            raise click.ClickException(str(error)) from None
+
+
+def report(answer: commands.Answer, as_json: bool) -> None:
+    """Print a command's answer; a refused command exits with status 1."""
+    if as_json:
+        click.echo(json.dumps({"ok": answer.ok, "message": answer.message, **answer.data}))
+    else:
+        click.echo(answer.message)
+    if not answer.ok:
+        raise SystemExit(1)
+
+
+# ---------------------------------------------------------------------- config
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Inspect the repository's configuration (xyleme.toml)."""
+
+
+@config_group.command("show")
+@config_option
+@json_option
+@click.pass_context
+def config_show(ctx: click.Context, config_file: Path | None, as_json: bool) -> None:
+    """Print the effective configuration: every key, its value and its meaning."""
+    config = effective_config(repo_path(ctx), config_file)
+    click.echo(json.dumps(as_dict(config), indent=2) if as_json else as_toml(config), nl=False)
+    if as_json:
+        click.echo()
+
+
+# ---------------------------------------------------------------------- seeds, pause
+
+
+@cli.group("seed")
+def seed_group() -> None:
+    """Manage the seed URLs the crawl starts from."""
+
+
+@seed_group.command("add")
+@click.argument("urls", nargs=-1)
+@click.option(
+    "--file",
+    "seed_file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read seed URLs from this file, one a line (# starts a comment); - is stdin.",
+)
+@json_option
+@click.pass_context
+def seed_add(ctx: click.Context, urls: tuple[str, ...], seed_file: Any, as_json: bool) -> None:
+    """Add seed URLs; a running daemon queues them at once."""
+    wanted = list(urls)
+    if seed_file is not None:
+        for line in seed_file:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                wanted.append(line)
+    if not wanted:
+        raise click.UsageError("give at least one URL, or --file")
+    report(run_state_command(repo_path(ctx), "seed add", {"urls": wanted}), as_json)
+
+
+@cli.command("pause")
+@json_option
+@click.pass_context
+def pause(ctx: click.Context, as_json: bool) -> None:
+    """Stop fetching (the daemon keeps running and answering); `xyleme resume` goes on."""
+    report(run_state_command(repo_path(ctx), "pause", {}), as_json)
+
+
+@cli.command("resume")
+@json_option
+@click.pass_context
+def resume(ctx: click.Context, as_json: bool) -> None:
+    """Fetch again after `xyleme pause`."""
+    report(run_state_command(repo_path(ctx), "resume", {}), as_json)
+
+
+@cli.command("recheck")
+@click.option(
+    "--strategy",
+    type=click.Choice(STATIC_STRATEGIES),
+    default="p",
+    show_default=True,
+    help="LiveRank order: p PageRank of the old graph, i in-degree, r random.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Re-check only the first N pages.")
+@json_option
+@click.pass_context
+def recheck(ctx: click.Context, strategy: str, limit: int | None, as_json: bool) -> None:
+    """Fetch the read pages again at the background level, most likely alive first.
+
+    A running daemon queues them at once; otherwise the next daemon does when it starts.
+    """
+    args = {"strategy": strategy, "limit": limit}
+    report(run_state_command(repo_path(ctx), "recheck", args), as_json)
+
+
+# ---------------------------------------------------------------------- status
+
+
+@cli.command("status")
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Counts by page type, the daemon's rates and queues, and the last periodic passes."""
+    repository = repo_path(ctx)
+    with open_metadata(repository, readonly=True) as md:
+        facts = read_status(md, holder_pid(repository))
+    if as_json:
+        click.echo(json.dumps(facts, indent=2))
+    else:
+        click.echo(status_text(facts))
+
+
+def _when(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+STATUS_LABELS = {
+    "fetch_rate": "pages/s",
+    "queues": "queues",
+    "refreshes_last_unit": "refreshes",
+    "last_refresh": "last refresh",
+    "last_ranking": "last ranking",
+    "policy": "policy",
+}
+"""The daemon's checkpointed figures ``xyleme status`` shows, and their labels."""
+
+
+def status_text(facts: dict[str, Any]) -> str:
+    """The status as aligned lines, one section per subject."""
+    daemon, clock = facts["daemon"], facts["clock"]
+    running = "not running" if daemon["pid"] is None else f"running (pid {daemon['pid']})"
+    lines = [
+        f"daemon        {running}{', paused' if facts['paused'] else ''}",
+        f"simulated now {_when(clock['now'])}"
+        + (f"  (clock speed x{clock['speed']:g})" if clock["speed"] else ""),
+        f"seeds         {facts['seeds']}",
+        "pages         "
+        + "  ".join(f"{kind} {count}" for kind, count in facts["pages"].items())
+        + f"  (total {facts['pages_total']})",
+    ]
+    live = facts["live"]
+    if live:
+        lines.append(f"checkpoint    {_when(live.get('at'))}")
+        for name, label in STATUS_LABELS.items():
+            if name in live:
+                lines.append(f"{label:<13} {_shown(name, live[name])}")
+    else:
+        lines.append("checkpoint    - (no daemon has run on this repository yet)")
+    return "\n".join(lines)
+
+
+def _shown(name: str, value: Any) -> str:
+    if name.startswith("last_"):
+        return _when(value)
+    if name == "queues":
+        return queues_text(value)
+    if name == "refreshes_last_unit":
+        return f"{value} in the last time unit"
+    if isinstance(value, dict):
+        return "  ".join(f"{key} {_number(item)}" for key, item in value.items())
+    return _number(value)
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+# ---------------------------------------------------------------------- export
+
+
+@cli.command("export")
+@click.argument("kind", type=click.Choice(sorted(export.KINDS)))
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.File("w", encoding="utf-8", lazy=True),
+    default="-",
+    help="Write to this file instead of standard output.",
+)
+@click.pass_context
+def export_command(ctx: click.Context, kind: str, fmt: str, output: Any) -> None:
+    """Export pages (Refresh-Data), links (URL-Id pairs) or rankings (scores) of every page.
+
+    Unknown values are empty CSV cells or JSON nulls; rows come in ascending URL-Id order.
+    """
+    with open_metadata(repo_path(ctx), readonly=True) as md:
+        export.write(md, kind, fmt, output)

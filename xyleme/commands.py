@@ -1,0 +1,178 @@
+"""Commands that change a repository's state, run directly or handed to its daemon.
+
+``seed add``, ``pause`` and ``resume`` must not write behind a running daemon's back (it
+holds queues and flags in memory). So the CLI runs them itself only while it can take the
+repository's lock (:mod:`xyleme.lock`); when a daemon holds it, the CLI writes the command
+into a table kept in the metadata's named state (``command/<id>``), the daemon polls the
+table, runs the command on its live objects and writes the answer (``answer/<id>``), which
+the CLI prints. Both ways run the same :func:`execute` on a :class:`CommandTarget`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from metadata import Metadata
+from xyleme.recheck import RECHECK_KEY, recheck_order
+
+COMMAND_PREFIX = "command/"
+ANSWER_PREFIX = "answer/"
+SEEDS_KEY = "seeds"
+PAUSED_KEY = "paused"
+
+
+class CommandFailed(RuntimeError):
+    """A command was refused (bad arguments) or the daemon did not answer in time."""
+
+
+@dataclass(slots=True)
+class Answer:
+    """What a command reports: a sentence for people and fields for ``--json``."""
+
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+    ok: bool = True
+
+    def to_json(self) -> bytes:
+        return json.dumps({"ok": self.ok, "message": self.message, "data": self.data}).encode()
+
+    @classmethod
+    def from_json(cls, blob: bytes) -> Answer:
+        fields = json.loads(blob)
+        return cls(fields["message"], fields["data"], fields["ok"])
+
+
+class CommandTarget(Protocol):
+    """What runs a command: the repository itself, or the daemon that holds it.
+
+    A method may be a coroutine function (the daemon waits for its workers to stop); the
+    daemon awaits what :func:`execute` returns then.
+    """
+
+    def add_seeds(self, urls: list[str]) -> Answer | Awaitable[Answer]: ...
+
+    def set_paused(self, paused: bool) -> Answer | Awaitable[Answer]: ...
+
+    def recheck(self, strategy: str, limit: int | None) -> Answer | Awaitable[Answer]: ...
+
+    def compute_ranking(self) -> Answer | Awaitable[Answer]:
+        """The daemon only: without one, ``xyleme rank compute`` ranks by itself."""
+        ...
+
+
+def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
+    """Run the command ``name`` on ``target``; an unknown name is an error answer."""
+    if name == "seed add":
+        return target.add_seeds(list(args["urls"]))
+    if name in ("pause", "resume"):
+        return target.set_paused(name == "pause")
+    if name == "recheck":
+        return target.recheck(args["strategy"], args.get("limit"))
+    if name == "rank compute":  # only ever handed to a daemon: `xyleme rank compute` runs it
+        return target.compute_ranking()
+    return Answer(f"unknown command {name!r}", ok=False)
+
+
+# ---------------------------------------------------------------------- the repository
+
+
+def stored_seeds(md: Metadata) -> list[str]:
+    """Every seed URL added to the repository, oldest first."""
+    blob = md.get_state(SEEDS_KEY)
+    return [] if blob is None else json.loads(blob)
+
+
+def is_paused(md: Metadata) -> bool:
+    """Whether the operator paused fetching (the daemon starts paused then)."""
+    return md.get_state(PAUSED_KEY) == b"1"
+
+
+class RepositoryTarget:
+    """Runs commands on a repository no daemon holds: they only change stored state."""
+
+    def __init__(self, md: Metadata) -> None:
+        self.md = md
+
+    def add_seeds(self, urls: list[str]) -> Answer:
+        ids = self.md.ids_for(urls)
+        accepted = [url for url, url_id in zip(urls, ids, strict=True) if url_id is not None]
+        canonical = self.md.urls_of([url_id for url_id in ids if url_id is not None])
+        known = stored_seeds(self.md)
+        added = [url for url in dict.fromkeys(canonical) if url not in known]
+        self.md.put_state(SEEDS_KEY, json.dumps(known + added).encode())
+        refused = len(urls) - len(accepted)
+        message = f"{len(added)} seed(s) added, {len(canonical) - len(added)} already known"
+        if refused:
+            message += f", {refused} refused as invalid (see the rejected links)"
+        return Answer(message, {"added": added, "refused": refused}, ok=not refused)
+
+    def set_paused(self, paused: bool) -> Answer:
+        self.md.put_state(PAUSED_KEY, b"1" if paused else b"0")
+        state = "paused" if paused else "running"
+        return Answer(f"fetching {state}", {"paused": paused})
+
+    def recheck(self, strategy: str, limit: int | None) -> Answer:
+        """Order the re-check now; the next daemon queues it when it starts."""
+        order = recheck_order(self.md, strategy, limit)
+        self.md.put_state(RECHECK_KEY, json.dumps(order.tolist()).encode())
+        return Answer(
+            f"{order.size} pages to re-check in LiveRank order {strategy!r}; "
+            "the daemon queues them (level 4) when it starts",
+            {"pages": int(order.size), "strategy": strategy, "queued": False},
+        )
+
+
+def take_recheck(md: Metadata) -> list[int]:
+    """The re-check ordered while no daemon ran (removed once taken), best first."""
+    blob = md.get_state(RECHECK_KEY)
+    if blob is None or not md.delete_state(RECHECK_KEY):
+        return []
+    return json.loads(blob)
+
+
+# ---------------------------------------------------------------------- the table
+
+
+def submit(md: Metadata, name: str, args: dict[str, Any]) -> str:
+    """Queue a command for the daemon; returns its id (keys sort in submission order)."""
+    command_id = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    md.put_state(COMMAND_PREFIX + command_id, json.dumps({"name": name, "args": args}).encode())
+    return command_id
+
+
+def wait_for_answer(md: Metadata, command_id: str, timeout: float, poll: float = 0.1) -> Answer:
+    """The daemon's answer to a queued command (the answer is removed once read)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        blob = md.get_state(ANSWER_PREFIX + command_id)
+        if blob is not None:
+            md.delete_state(ANSWER_PREFIX + command_id)
+            return Answer.from_json(blob)
+        late = time.monotonic() - deadline
+        if late > 0 and md.delete_state(COMMAND_PREFIX + command_id):
+            raise CommandFailed(f"the daemon did not take the command within {timeout:g} s")
+        if late > timeout:  # taken, but no answer: the daemon died while running it
+            raise CommandFailed(f"the daemon took the command but did not answer in {timeout:g} s")
+        time.sleep(poll)
+
+
+def take_pending(md: Metadata) -> list[tuple[str, str, dict[str, Any]]]:
+    """The daemon's side: remove and return the queued commands, oldest first."""
+    taken = []
+    for key in md.state_keys(COMMAND_PREFIX):
+        blob = md.get_state(key)
+        if blob is not None and md.delete_state(key):
+            command = json.loads(blob)
+            taken.append((key.removeprefix(COMMAND_PREFIX), command["name"], command["args"]))
+    return taken
+
+
+def answer(md: Metadata, command_id: str, reply: Answer) -> None:
+    """The daemon's side: store the answer the waiting CLI will read."""
+    md.put_state(ANSWER_PREFIX + command_id, reply.to_json())
