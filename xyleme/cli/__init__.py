@@ -45,10 +45,20 @@ def main() -> None:
 def _register_command_modules() -> None:
     """Import every module of this package: each defines its commands on :data:`cli`.
 
-    Discovery instead of a list of imports, so a new topic module needs no edit here.
+    Discovery instead of a list of imports, so a new topic module needs no edit here; a
+    module that would silently replace another's command (click overwrites) stops the CLI.
     """
+    owners: dict[str, str] = {}
     for module in pkgutil.iter_modules(__path__):
+        before = dict(cli.commands)
         importlib.import_module(f"{__name__}.{module.name}")
+        for name, command in cli.commands.items():
+            if name in before and before[name] is not command:
+                raise RuntimeError(
+                    f"xyleme.cli.{module.name} redefines the command {name!r} "
+                    f"of xyleme.cli.{owners[name]}"
+                )
+            owners.setdefault(name, module.name)
 
 
 _register_command_modules()
