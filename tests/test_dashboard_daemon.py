@@ -89,3 +89,19 @@ def test_the_demo_prints_its_dashboards_address(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert re.search(r"^dashboard at http://127\.0\.0\.1:\d+/$", done.stdout, re.MULTILINE)
+
+
+async def test_standalone_dashboard_reads_while_a_daemon_holds_the_repository(
+    aiohttp_client, tmp_path
+):
+    assert CliRunner().invoke(cli, ["init", str(tmp_path)]).exit_code == 0
+    daemon = RunningDaemon(tmp_path)
+    try:
+        daemon.wait_for("daemon started")
+        client = await aiohttp_client(create_app(tmp_path))
+        status = await (await client.get("/api/status")).json()
+        assert status["daemon"]["pid"] == daemon.process.pid
+        assert (await client.get("/")).status == 200
+        assert (await client.get("/schedule")).status == 200
+    finally:
+        assert daemon.stop(signal.SIGTERM) == 0
