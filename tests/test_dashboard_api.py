@@ -263,14 +263,31 @@ async def test_an_empty_repository_shows_zeros(aiohttp_client, tmp_path):
         assert (await client.get(path)).status == 200
 
 
-async def test_a_schedule_the_refresh_module_refuses_is_a_message(aiohttp_client, tmp_path):
-    """Two reads at the same instant (a page fetched as a link and as a dependency at once on
-    a manual clock) make the refresh module refuse the history: 503 and its reason, the
-    other views unharmed."""
+async def test_two_reads_at_the_same_instant_still_give_a_schedule(aiohttp_client, tmp_path):
+    """A page fetched as a link and as a dependency at once on a manual clock: the refresh
+    module counts one access, and the schedule is computed."""
     with Metadata.create(tmp_path / "metadata.db") as md:
         (page,) = md.ids_for(["http://a.test/"])
         for md5 in ("a" * 32, "a" * 32):
             md.record_fetch(FetchResult(page, 1_000.0, PageType.HTML, 200, md5=md5))
+    client = await aiohttp_client(create_app(tmp_path))
+    answer = await get_json(client, "/api/schedule")
+    assert [row["url"] for row in answer["pages"]] == ["http://a.test/"]
+
+
+async def test_a_schedule_the_refresh_module_refuses_is_a_message(
+    aiohttp_client, tmp_path, monkeypatch
+):
+    """When the refresh module refuses the history, the schedule views answer 503 with its
+    reason and the other views are unharmed."""
+
+    def refuse(*args, **kwargs):
+        raise ValueError("a history the estimators refuse")
+
+    monkeypatch.setattr("xyleme.dashboard.figures.schedule_report", refuse)
+    with Metadata.create(tmp_path / "metadata.db") as md:
+        (page,) = md.ids_for(["http://a.test/"])
+        md.record_fetch(FetchResult(page, 1_000.0, PageType.HTML, 200, md5="a" * 32))
     client = await aiohttp_client(create_app(tmp_path))
     answer = await get_json(client, "/api/schedule", status=503)
     assert "refresh schedule cannot be computed" in answer["error"]
