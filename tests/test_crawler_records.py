@@ -13,7 +13,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from metadata import Metadata, PageType
+from loader import Loader
+from metadata import LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
 from tests.crawler_site import Page, Site, SiteResolver
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
@@ -242,4 +243,20 @@ async def test_a_body_cut_at_the_cap_leaves_no_spooled_file():
     finally:
         await fetcher.close()
         await runner.cleanup()
+    assert spooled_files() <= before
+
+
+async def test_the_real_loader_stores_a_spooled_document_and_its_links(site, md, tmp_path):
+    item = b'<item href="/next.html">a spooled item</item>\n'
+    xml = b"<?xml version='1.0'?>\n<catalog>\n" + item * (2 * MIB // len(item)) + b"</catalog>\n"
+    url = site.add("a.test", "/catalog.xml", Page(xml, 200, "application/xml"))
+    site.html("a.test", "/next.html")
+    before = spooled_files()
+    crawler = make_crawler(md, spool_over_bytes=MIB)
+    crawler.sink = Loader(tmp_path / "documents", md, crawler, md.clock)
+    crawler.submit(url)
+    await crawler.run()
+    catalog = md.page_by_url(url)
+    assert md.status(catalog.url_id)[0] is LoadStatus.LOADED
+    assert md.page_by_url(site.url("a.test", "/next.html")).page_type is PageType.HTML
     assert spooled_files() <= before
