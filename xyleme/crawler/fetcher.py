@@ -174,8 +174,8 @@ class _Spool:
 
     def write(self, piece: bytes) -> None:
         self._md5.update(piece)
-        if not self.head:
-            self.head = piece[:_HEAD]
+        if len(self.head) < _HEAD:  # the first pieces may be short: fill the head up
+            self.head += piece[: _HEAD - len(self.head)]
         self.size += len(piece)
         if self._file is not None:
             self._file.write(piece)
