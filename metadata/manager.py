@@ -66,8 +66,10 @@ _RECORD_COLUMNS = ", ".join(
 )
 
 # ?1 type, ?2 status, ?3 at, ?4 last_change, ?5 md5, ?6 etag, ?7 last_modified,
-# ?8 content_type, ?9 size, ?10 refreshed (0/1), ?11 unchanged (0/1), ?12 redirect_to, ?13 id.
-# A 200 (md5 given) states the validators afresh; a 304 keeps the old ones unless resent.
+# ?8 content_type, ?9 size, ?10 refreshed (0/1), ?11 unchanged (0/1), ?12 redirect_to, ?13 id,
+# ?14 robots, ?15 canonical_to.
+# A 200 (md5 given) states the validators afresh; a 304 keeps the old ones unless resent,
+# and keeps the robots directives and canonical target (it has no body to state them).
 _UPDATE_READ = """
 UPDATE pages SET type = ?1, status = ?2, reason = NULL, failures = 0,
   first_access = coalesce(first_access, ?3), last_access = ?3,
@@ -77,7 +79,9 @@ UPDATE pages SET type = ?1, status = ?2, reason = NULL, failures = 0,
   last_modified = CASE WHEN ?5 IS NULL THEN coalesce(?7, last_modified) ELSE ?7 END,
   content_type = coalesce(?8, content_type), size = coalesce(?9, size),
   refreshes = refreshes + ?10, unchanged_accesses = unchanged_accesses + ?11,
-  redirect_to = ?12
+  redirect_to = ?12,
+  robots = CASE WHEN ?2 = 304 THEN robots ELSE ?14 END,
+  canonical_to = CASE WHEN ?2 = 304 THEN canonical_to ELSE ?15 END
 WHERE id = ?13
 """
 # ?1 type, ?2 status, ?3 reason, ?4 at, ?5 id.
@@ -483,6 +487,8 @@ class Metadata:
                             changed is False,
                             result.redirect_to,
                             result.url_id,
+                            result.robots,
+                            result.canonical_to,
                         ),
                     )
                     observation = encode_observation(

@@ -36,7 +36,19 @@ APPLICATION = "xyleme-metadata"
 
 Migration = Callable[[sqlite3.Connection], None]
 
-MIGRATIONS: list[Migration] = []
+
+def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
+    """Version 2: an HTML page's robots meta directives and its ``rel=canonical`` target.
+
+    ``pages.robots`` holds the directives the crawler honours, sorted and comma-joined
+    (``noarchive,noindex``), NULL when the page states none; ``pages.canonical_to`` the
+    URL-Id of the page's ``rel=canonical`` URL when that is another page.
+    """
+    conn.execute("ALTER TABLE pages ADD COLUMN robots TEXT")
+    conn.execute("ALTER TABLE pages ADD COLUMN canonical_to INTEGER")
+
+
+MIGRATIONS: list[Migration] = [add_robots_and_canonical]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""
 

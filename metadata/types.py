@@ -82,6 +82,9 @@ class FetchResult:
     ``reason`` says why a page is ERROR or DEAD. ``redirect_to`` is the URL-Id of a redirect's
     target, recorded so the target has its own record. ``changed`` may stay None: the
     metadata manager then decides it from the MD5 it stored last time (and returns it).
+    ``robots`` is an HTML page's robots meta directives (sorted, comma-joined, e.g.
+    ``"noarchive,noindex"``) and ``canonical_to`` the URL-Id of its ``rel=canonical`` URL
+    when that is another page; a read states both afresh, a 304 keeps the stored ones.
     """
 
     url_id: int
@@ -97,6 +100,8 @@ class FetchResult:
     size: int | None = None
     children: list[int] | None = None
     redirect_to: int | None = None
+    robots: str | None = None
+    canonical_to: int | None = None
 
 
 @dataclass(slots=True)
@@ -127,6 +132,8 @@ class PageRecord:
     change_rate_method: str | None = None
     next_refresh: float | None = None
     redirect_to: int | None = None
+    robots: str | None = None
+    canonical_to: int | None = None
     discovered_at: float | None = None
     observations: list[Observation] = field(default_factory=list)
 

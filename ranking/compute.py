@@ -149,8 +149,8 @@ def importance_and_interest(
 ) -> tuple[RankResult, RankResult]:
     """Importance and interest of every page, as Xyleme needs them (§5.2, §5.3).
 
-    For PR' both vectors advance in one scan per sweep (combined computation): direct by
-    Gauss-Seidel, inverse by Jacobi, each until its own stop rule. PR'' needs the final
+    For PR' both vectors advance in one scan per sweep (combined computation), both by
+    Gauss-Seidel, each until its own stop rule. PR'' needs the final
     importance as its E', so it runs the direct ranking first, then the inverse.
 
     Examples

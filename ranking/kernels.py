@@ -124,10 +124,104 @@ def gauss_seidel_slice(
 
 
 @_jit
+def mark_self_links(indptr: np.ndarray, slice_src: np.ndarray, lo: int, flags: np.ndarray) -> None:
+    """flags[j] = 1 for the pages of the slice that link to themselves, else 0."""
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        flags[page] = 0
+        for e in range(indptr[row], indptr[row + 1]):
+            if slice_src[e] == page:
+                flags[page] = 1
+                break
+
+
+@_jit
+def inverse_gauss_seidel_slice(
+    indptr: np.ndarray,
+    slice_src: np.ndarray,
+    lo: int,
+    outdeg: np.ndarray,
+    self_linked: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    r: float,
+    interest: np.ndarray,
+    children_sum: np.ndarray,
+) -> float:
+    """Update the interest of the pages ``lo…lo+rows`` in place (Gauss-Seidel, §5.2).
+
+    ``children_sum[i]`` is kept equal to Σ_{j ∈ Out(i)} interest[j] at all times, so page
+    j's new value x_j = r·(c·children_sum[j]/OutDeg(j) + (1 − c)·E'_j) reads the newest
+    interest of every child; its own equation is solved exactly for self-links (a page
+    linking mostly to itself is otherwise a mode that shrinks only by r·c a sweep), unless
+    r·c·loops/OutDeg ≥ 1, possible while r is far from its limit, where it reads its old
+    value instead (the same fixed point either way); ``self_linked`` (from
+    :func:`mark_self_links`) spares counting the loops of the other pages. The change of
+    x_j is then pushed to the sums of its parents, the sources of the slice's in-links of
+    j. Returns Σ |change| over the slice.
+    """
+    moved = 0.0
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        degree = outdeg[page]
+        new = (1.0 - damping) * teleport[page]
+        if degree > 0:
+            loops = 0
+            if self_linked[page]:
+                for e in range(indptr[row], indptr[row + 1]):
+                    if slice_src[e] == page:
+                        loops += 1
+            own = r * damping * loops / degree if loops > 0 else 0.0
+            if 0.0 < own < 1.0:
+                inflow = children_sum[page] - loops * interest[page]
+                new = r * (damping * inflow / degree + new) / (1.0 - own)
+            else:
+                new = r * (damping * children_sum[page] / degree + new)
+        else:
+            new *= r
+        change = new - interest[page]
+        if change != 0.0:
+            interest[page] = new
+            moved += abs(change)
+            for e in range(indptr[row], indptr[row + 1]):
+                children_sum[slice_src[e]] += change
+    return moved
+
+
+@_jit
+def inverse_close_sweep(
+    interest: np.ndarray,
+    children_sum: np.ndarray,
+    outdeg: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+) -> tuple[float, float]:
+    """Normalise the interest to ℓ₁ norm 1 (with the children sums, which are linear in it).
+
+    Returns (‖x‖₁ before normalising, the next r of eq. 7: 1/‖c·Mᵗ·x + (1 − c)·E'‖₁ for the
+    normalised x), the latter read from the children sums without touching the links.
+    """
+    total = 0.0
+    for i in range(interest.shape[0]):
+        total += interest[i]
+    spread = 0.0
+    shrink = 1.0 / total
+    for i in range(interest.shape[0]):
+        interest[i] *= shrink
+        children_sum[i] *= shrink
+        degree = outdeg[i]
+        spread += (1.0 - damping) * teleport[i]
+        if degree > 0:
+            spread += damping * children_sum[i] / degree
+    return total, 1.0 / spread
+
+
+@_jit
 def inverse_scatter_slice(
     indptr: np.ndarray, slice_src: np.ndarray, lo: int, interest: np.ndarray, acc: np.ndarray
 ) -> None:
-    """Add, for every link i → j with j in the slice, the interest of j to acc[i]."""
+    """Add, for every link i → j with j in the slice, the interest of j to acc[i] (a Jacobi
+    sweep of eq. 6–7, closed by :func:`inverse_finish_sweep`)."""
     for row in range(indptr.shape[0] - 1):
         value = interest[lo + row]
         if value != 0.0:

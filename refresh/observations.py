@@ -82,6 +82,34 @@ class AccessIntervals:
         return cls(np.where(valid, length, 0.0), changed & valid, valid)
 
 
+def increasing_observations(history: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+    """The observation history without the accesses that are not later than the one before.
+
+    The estimators need strictly increasing access times per page. Two fetches of one page
+    can commit out of order (two workers, the later response first) or at the same simulated
+    time (a frozen or manual clock); such an access says nothing new, and keeping it would
+    make every refresh pass fail. Returns ``history`` itself when all is in order.
+    :meth:`ObservationBatch.from_history` applies it, so every reader of the stored history
+    (the daemon's refresh pass, ``xyleme schedule``, the dashboard) sees the same accesses.
+    """
+    offsets, at = history["offsets"], history["at"]
+    later = np.ones(at.size, dtype=bool)
+    later[1:] = at[1:] > at[:-1]
+    later[offsets[:-1][np.diff(offsets) > 0]] = True  # a page's first access always counts
+    if later.all():
+        return history
+    keep = np.ones(at.size, dtype=bool)
+    for page in np.unique(np.searchsorted(offsets, np.flatnonzero(~later), side="right") - 1):
+        times = at[offsets[page] : offsets[page + 1]]
+        keep[offsets[page] + 1 : offsets[page + 1]] = times[1:] > np.maximum.accumulate(times)[:-1]
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    return {
+        **{name: history[name][keep] for name in ("at", "changed", "last_modified")},
+        **({"id": history["id"]} if "id" in history else {}),
+        "offsets": kept_before[offsets].astype(offsets.dtype),
+    }
+
+
 @dataclass(frozen=True)
 class ObservationBatch:
     """Access histories of many pages as (pages × accesses) arrays, oldest access first.
@@ -109,6 +137,7 @@ class ObservationBatch:
         >>> batch.count.tolist(), batch.changed.tolist()
         ([2, 1], [[-1, 1], [-1, -1]])
         """
+        histories = [_in_time_order(history) for history in histories]
         count = np.fromiter((len(h) for h in histories), dtype=np.int64, count=len(histories))
         width = max(int(count.max(initial=0)), 1)
         flat = list(itertools.chain.from_iterable(histories))
@@ -129,8 +158,6 @@ class ObservationBatch:
             dtype=np.float64,
             count=len(flat),
         )
-        if np.any(np.diff(at, axis=1) <= 0):
-            raise ValueError("observations must be in strictly increasing time order")
         return cls(at, changed, last_modified, count)
 
     @classmethod
@@ -139,7 +166,8 @@ class ObservationBatch:
 
         ``history`` holds ``offsets`` (page k's rows are offsets[k]:offsets[k + 1]) and the row
         columns ``at``, ``changed`` (1.0 / 0.0 / NaN for a first access) and
-        ``last_modified`` (NaN when missing). Rows of a page must be oldest first.
+        ``last_modified`` (NaN when missing). Rows of a page are oldest first; an access not
+        later than the one before is dropped (:func:`increasing_observations`).
 
         Examples
         --------
@@ -150,6 +178,7 @@ class ObservationBatch:
         >>> batch.count.tolist(), batch.changed.tolist()
         ([2, 1], [[-1, 1], [-1, -1]])
         """
+        history = increasing_observations(history)
         offsets = np.asarray(history["offsets"], dtype=np.int64)
         count = np.diff(offsets)
         width = max(int(count.max(initial=0)), 1)
@@ -163,8 +192,6 @@ class ObservationBatch:
         at[rows, cols] = history["at"]
         changed[rows, cols] = np.where(np.isnan(flag), UNKNOWN_CHANGE, flag).astype(np.int8)
         last_modified[rows, cols] = history["last_modified"]
-        if np.any(np.diff(at, axis=1) <= 0):
-            raise ValueError("observations must be in strictly increasing time order")
         return cls(at, changed, last_modified, count)
 
     @property
@@ -272,3 +299,13 @@ def spread_host_verdicts(
     out = verdicts.astype(np.int8, copy=True)
     out[(out == 0) & host_bad[inverse]] = LastModifiedVerdict.HOST_UNRELIABLE
     return out
+
+
+def _in_time_order(history: Sequence[Observation]) -> list[Observation]:
+    """``history`` without the accesses not later than the one before (as
+    :func:`increasing_observations` does for the stored arrays)."""
+    kept: list[Observation] = []
+    for observation in history:
+        if not kept or observation.at > kept[-1].at:
+            kept.append(observation)
+    return kept

@@ -88,6 +88,24 @@ def test_page_json(repo):
     ]
 
 
+def test_page_shows_robots_directives_and_canonical(repo):
+    with Metadata.open(repo / "metadata.db") as md:
+        page, original = md.ids_for(["http://example.com/copy.html", "http://example.com/"])
+        fetch = FetchResult(page, 1_700_000_000.0, PageType.HTML, 200, md5="b" * 32)
+        fetch.robots, fetch.canonical_to = "noarchive,noindex", original
+        md.record_fetch(fetch)
+    text = run("--repo", repo, "page", "http://example.com/copy.html").output
+    shown = dict(line.split(None, 1) for line in text.splitlines()[:40] if "  " in line)
+    assert shown["robots"].strip() == "noarchive,noindex"
+    assert shown["canonical_to"].strip() == str(original)
+    assert shown["canonical_url"].strip() == "http://example.com/"
+    record = json.loads(run("--repo", repo, "page", str(page), "--json").output)
+    assert record["robots"] == "noarchive,noindex" and record["canonical_to"] == original
+    assert record["canonical_url"] == "http://example.com/"
+    plain = json.loads(run("--repo", repo, "page", "1", "--json").output)
+    assert (plain["robots"], plain["canonical_to"], plain["canonical_url"]) == (None, None, None)
+
+
 def test_page_by_url_id(repo):
     result = run("--repo", repo, "page", "2", "--json")
     assert json.loads(result.output)["url"] == "http://example.com/doc.dtd"

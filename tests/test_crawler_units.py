@@ -13,7 +13,7 @@ from metadata import PageType
 from xyleme import signals
 from xyleme.crawler import CrawlerSettings, FetchError, Level, Request, Scope, SeenURLs
 from xyleme.crawler.content import classify
-from xyleme.crawler.fetcher import Response, decode_body
+from xyleme.crawler.fetcher import Response, decoded_pieces
 from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.htmlparse import extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
@@ -157,6 +157,17 @@ def test_extract_links_of_empty_and_broken_pages():
 
 
 # ---------------------------------------------------------------------- bodies
+
+
+def decode_body(body, encoding, limit):
+    return b"".join(decoded_pieces(body, encoding, limit))
+
+
+def test_a_big_gzip_body_decodes_in_bounded_pieces():
+    text = bytes(range(256)) * 4096  # 1 MiB
+    pieces = list(decoded_pieces(gzip.compress(text), "gzip", len(text)))
+    assert b"".join(pieces) == text
+    assert len(pieces) > 1 and max(map(len, pieces)) <= 64 * 1024
 
 
 def test_decode_body_gzip_deflate_and_raw_deflate():

@@ -4,7 +4,6 @@ import json
 import signal
 import sqlite3
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -14,7 +13,7 @@ from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
 from xyleme.cli import cli
 from xyleme.config import Config
-from xyleme.daemon import Daemon, increasing_observations
+from xyleme.daemon import Daemon
 from xyleme.lock import DaemonLock, RepositoryLocked
 
 
@@ -180,19 +179,3 @@ def test_json_logs_are_one_object_per_line(repo):
     assert entry["level"] == "INFO" and entry["logger"] == "xyleme.daemon"
     assert entry["message"].startswith("daemon started on ")
     assert all(json.loads(line) for line in running.lines)
-
-
-def test_out_of_order_accesses_are_dropped_before_estimating():
-    history = {
-        "id": np.array([1, 2, 3]),
-        "offsets": np.array([0, 3, 3, 6]),
-        "at": np.array([10.0, 20.0, 20.0, 5.0, 4.0, 6.0]),
-        "changed": np.array([np.nan, 1.0, 0.0, np.nan, 1.0, 1.0]),
-        "last_modified": np.full(6, np.nan),
-    }
-    clean = increasing_observations(history)
-    assert clean["offsets"].tolist() == [0, 2, 2, 4]
-    assert clean["at"].tolist() == [10.0, 20.0, 5.0, 6.0]
-    assert clean["changed"].tolist()[3] == 1.0
-    in_order = {**history, "at": np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0])}
-    assert increasing_observations(in_order) is in_order

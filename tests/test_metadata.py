@@ -164,7 +164,9 @@ def full_fetch(url_id, at, **fields):
 def test_every_field_round_trips(md):
     page, target = ids(md, "a", "b")
     md.record_fetch(full_fetch(page, 2_000.0, redirect_to=target))
-    md.record_fetch(full_fetch(page, 3_000.0, md5="1" * 32, etag='"v2"'))
+    md.record_fetch(
+        full_fetch(page, 3_000.0, md5="1" * 32, etag='"v2"', robots="noindex", canonical_to=target)
+    )
     for column, value in zip(SCORE_COLUMNS, [0.5, 1.5, 2.5, 3.5, 4.5, 5.5], strict=True):
         md.set_scores(column, [page], [value])
     md.set_scores("change_rate", [page], [0.25], method="eq10")
@@ -194,6 +196,8 @@ def test_every_field_round_trips(md):
         change_rate_method="eq10",
         next_refresh=5.5,
         redirect_to=None,
+        robots="noindex",
+        canonical_to=target,
         discovered_at=1_000.0,
         observations=[
             dict(at=2_000.0, changed=None, last_modified=1_990.0),
@@ -213,11 +217,23 @@ def test_change_is_decided_from_the_md5(md):
         ]
     )
     assert verdicts == [None, False, True, False]
+
     record = md.page(page)
     assert (record.refreshes, record.unchanged_accesses) == (3, 2)
     assert record.last_change == 30.0
     assert record.md5 == "b"
     assert [o.changed for o in md.observations(page)] == [None, False, True, False]
+
+
+def test_robots_and_canonical_are_stated_by_each_read_and_kept_by_a_304(md):
+    page, target = ids(md, "a", "b")
+    md.record_fetch(full_fetch(page, 10.0, robots="noarchive,noindex", canonical_to=target))
+    md.record_fetch(full_fetch(page, 20.0, md5=None, status=304, etag=None, last_modified=None))
+    record = md.page(page)
+    assert (record.robots, record.canonical_to) == ("noarchive,noindex", target)
+    md.record_fetch(full_fetch(page, 30.0, md5="2" * 32))  # the page dropped its directives
+    record = md.page(page)
+    assert (record.robots, record.canonical_to) == (None, None)
 
 
 def test_a_304_keeps_the_validators_it_does_not_resend(md):

@@ -68,14 +68,15 @@ def test_migrations_run_in_order_on_open(tmp_path, monkeypatch):
     def fill_notes(conn):
         conn.execute("UPDATE pages SET note = 'migrated'")
 
-    monkeypatch.setattr(schema, "MIGRATIONS", [add_notes, fill_notes])
+    released = schema.latest_version()
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, add_notes, fill_notes])
     with pytest.raises(NotARepository, match="needs migrating"):
         Metadata.open(path, readonly=True)
     with Metadata.open(path) as md:
         assert md.url_of(1) == "http://example.com/"
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT note FROM pages").fetchall() == [("migrated",)]
-    assert schema.schema_version(conn) == 3
+    assert schema.schema_version(conn) == released + 2
     conn.close()
 
 
@@ -89,11 +90,12 @@ def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
     def broken(conn):
         raise RuntimeError("bug in a migration")
 
-    monkeypatch.setattr(schema, "MIGRATIONS", [add_column, broken])
+    released = schema.latest_version()
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, add_column, broken])
     with pytest.raises(RuntimeError, match="bug in a migration"):
         Metadata.open(path)
     conn = sqlite3.connect(path)
-    assert schema.schema_version(conn) == 1
+    assert schema.schema_version(conn) == released
     assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
     conn.close()
 
@@ -113,4 +115,24 @@ def test_the_database_is_in_wal_mode(tmp_path):
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+
+
+def test_a_version_1_database_gains_robots_and_canonical(tmp_path):
+    """A database written before the robots/canonical columns opens, migrated, its rows kept."""
+    path = tmp_path / "metadata.db"
+    conn = sqlite3.connect(path)
+    with conn:
+        schema.create_schema(conn)
+        conn.execute("INSERT INTO pages(id, url, type) VALUES (1, 'http://example.com/', 'HTML')")
+    conn.close()
+    with Metadata.open(path) as md:
+        record = md.page(1)
+        assert (record.url, record.robots, record.canonical_to) == (
+            "http://example.com/",
+            None,
+            None,
+        )
+    conn = sqlite3.connect(path)
+    assert schema.schema_version(conn) == schema.latest_version() == 2
     conn.close()

@@ -33,7 +33,10 @@ from tests.ranking_graphs import (
     dense_inverse,
     dense_pagerank,
     dense_renormalised,
+    link_matrix,
+    literal_inverse,
     random_graph,
+    sparse_random_graph,
 )
 
 N = 300
@@ -147,6 +150,45 @@ def test_inverse_variant_pr2_uses_the_importance_of_xml(graph, edges, is_xml):
     exact, _ = dense_inverse(*edges, N, importance_teleport(importance, is_xml))
     assert result.details["variant"] == "PR''"
     assert l1(result.values, exact) <= 1e-9
+
+
+HARD_INVERSE_GRAPHS = {
+    "XML page linking only to itself": ([0, 1, 2], [0, 0, 1], [1, 0, 0]),
+    "XML page in a 2-cycle": ([0, 1, 2, 2], [1, 0, 0, 3], [1, 0, 0, 0]),
+    "XML self-link among dangling children": ([0] * 6, [0, 1, 2, 3, 4, 5], [1, 0, 0, 0, 0, 0]),
+    # No parent for the XML page: r·c > 1, so HTML self-loop pages cannot be solved exactly.
+    "orphan XML, HTML self-loops": ([1, 2, 3, 3, 4], [1, 0, 3, 0, 4], [1, 0, 0, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HARD_INVERSE_GRAPHS))
+def test_gauss_seidel_interest_is_the_fixed_point_of_eq_7_on_hard_graphs(tmp_path, case):
+    src, dst, xml = map(np.array, HARD_INVERSE_GRAPHS[case])
+    graph = SlicedGraph.from_arrays(src, dst, tmp_path, num_pages=xml.size)
+    result = interest(graph, xml.astype(bool), tol=1e-14, max_sweeps=3000)
+    expected, _ = literal_inverse(src, dst, xml.size, xml.astype(float))
+    assert l1(result.values, expected) <= 1e-12
+    y = 0.85 * (link_matrix(src, dst, xml.size).T @ expected) + 0.15 * xml / xml.sum()
+    assert result.details["normalisation_r"] == pytest.approx(1 / y.sum(), rel=1e-12)
+
+
+def test_the_interest_converges_on_sparse_graphs_falling_back_to_jacobi_when_needed(tmp_path):
+    fell_back = 0
+    for seed in range(60):
+        src, dst, is_xml = sparse_random_graph(seed)
+        graph = SlicedGraph.from_arrays(src, dst, tmp_path / str(seed), num_pages=is_xml.size)
+        result = interest(graph, is_xml, tol=1e-13, max_sweeps=5000)
+        expected, _ = literal_inverse(src, dst, is_xml.size, is_xml.astype(float))
+        assert l1(result.values, expected) <= 1e-10, seed
+        fell_back += result.details["jacobi_from_sweep"] is not None
+    assert 0 < fell_back < 60
+
+
+def test_gauss_seidel_interest_needs_fewer_sweeps_than_the_literal_jacobi(graph, edges, is_xml):
+    gauss_seidel = interest(graph, is_xml, tol=1e-12)
+    assert gauss_seidel.details["jacobi_from_sweep"] is None
+    _, jacobi_sweeps = literal_inverse(*edges, N, is_xml.astype(float), tol=1e-12)
+    assert gauss_seidel.sweeps < 0.75 * jacobi_sweeps
 
 
 def test_an_html_page_leading_to_xml_is_more_interesting(tmp_path):

@@ -84,7 +84,7 @@ def test_a_single_observation_asks_for_the_prior():
     assert filled.rate.tolist() == [0.1, 0.2]
 
 
-def test_packing_observations_and_rejecting_disorder():
+def test_packing_observations():
     batch = ObservationBatch.from_observations(
         [[Obs(0, None, -5), Obs(10, True, 8), Obs(30, False, 8)], [Obs(3, None)]]
     )
@@ -93,8 +93,6 @@ def test_packing_observations_and_rejecting_disorder():
     assert intervals.length[0].tolist() == [10, 20]
     assert intervals.changed[0].tolist() == [True, False]
     assert intervals.valid.tolist() == [[True, True], [False, False]]
-    with pytest.raises(ValueError, match="increasing time"):
-        ObservationBatch.from_observations([[Obs(5, None), Obs(5, True)]])
 
 
 def test_intervals_reject_shape_mismatch_and_empty_intervals():

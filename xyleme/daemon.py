@@ -458,7 +458,7 @@ class Daemon:
         pages (eq. 21), the quantity whose time average the policy keeps at Ω(G)."""
         md = self.md
         view = md.refresh_view()
-        history = increasing_observations(md.observation_history())
+        history = md.observation_history()
         ids = view["id"]
         aligned_cash = np.zeros(len(ids))
         held = ids < len(cash)
@@ -661,32 +661,6 @@ class Daemon:
         else:
             self.start_fetching()
         return commands.RepositoryTarget(self.md).set_paused(paused)
-
-
-def increasing_observations(history: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The observation history without the accesses that are not later than the one before.
-
-    The estimators need strictly increasing access times per page. Two fetches of one page
-    can commit out of order (two workers, the later response first) or at the same simulated
-    time (a frozen or manual clock); such an access says nothing new, and keeping it would
-    make every refresh pass fail. Returns ``history`` itself when all is in order.
-    """
-    offsets, at = history["offsets"], history["at"]
-    later = np.ones(at.size, dtype=bool)
-    later[1:] = at[1:] > at[:-1]
-    later[offsets[:-1][np.diff(offsets) > 0]] = True  # a page's first access always counts
-    if later.all():
-        return history
-    keep = np.ones(at.size, dtype=bool)
-    for page in np.unique(np.searchsorted(offsets, np.flatnonzero(~later), side="right") - 1):
-        times = at[offsets[page] : offsets[page + 1]]
-        keep[offsets[page] + 1 : offsets[page + 1]] = times[1:] > np.maximum.accumulate(times)[:-1]
-    kept_before = np.concatenate([[0], np.cumsum(keep)])
-    return {
-        **{name: history[name][keep] for name in ("at", "changed", "last_modified")},
-        "id": history["id"],
-        "offsets": kept_before[offsets].astype(offsets.dtype),
-    }
 
 
 def _disk_full(error: BaseException) -> bool:

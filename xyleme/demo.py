@@ -32,6 +32,7 @@ from xyleme.commands import RepositoryTarget
 from xyleme.config import Config, as_toml
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.daemon import Daemon
+from xyleme.dashboard import run_with_dashboard
 from xyleme.simweb import DOMAIN, GroundTruth, SimWebProcess, SimWebSettings
 
 log = logging.getLogger(__name__)
@@ -172,11 +173,15 @@ def progress_facts(daemon: Daemon, start: float, days: float) -> dict[str, Any]:
 async def show_progress(
     daemon: Daemon, start: float, days: float, show: Callable[[dict], None], every: float
 ) -> None:
-    """Call ``show`` with fresh progress facts every ``every`` real seconds, forever."""
+    """Call ``show`` with fresh progress facts every ``every`` real seconds, forever (and
+    look again soon while the daemon has not opened the repository yet: the first line is
+    the start's, even when something else, like the dashboard, starts first)."""
     while True:
         if daemon.md is not None and daemon.crawler is not None:
             show(progress_facts(daemon, start, days))
-        await asyncio.sleep(every)
+            await asyncio.sleep(every)
+        else:
+            await asyncio.sleep(min(every, 0.01))
 
 
 # ---------------------------------------------------------------------- summary
@@ -296,9 +301,12 @@ async def run_demo(
     repository: Path,
     show: Callable[[dict], None],
     every: float,
+    http: tuple[str, int] | None = None,
+    announce: Callable[[str], None] = print,
 ) -> tuple[float, list[str]]:
     """Serve the web, run the daemon for ``plan.days``; the simulated end time and the
-    policy's lines of the summary."""
+    policy's lines of the summary. With ``http`` the daemon serves its dashboard there too
+    and ``announce`` gets its address."""
     config = plan.config()
     (repository / "xyleme.toml").write_text(as_toml(config), encoding="utf-8")
     with SimWebProcess(settings, speed=plan.speed) as web:
@@ -315,7 +323,10 @@ async def run_demo(
         )
         progress = asyncio.create_task(show_progress(daemon, start, plan.days, show, every))
         try:
-            await daemon.run()
+            if http is None:
+                await daemon.run()
+            else:
+                await run_with_dashboard(daemon, *http, announce=announce)
         finally:
             progress.cancel()
         return clock.now(), policy_lines(daemon, plan)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from loader import Loader, LoaderSettings, LoadOutcome, LoadResult
+from loader.interfaces import Body
 from metadata import InvalidURL, Metadata, canonicalize_url
 from metadata.clock import Clock
 from xyleme.crawler import Crawler, CrawlEvent, Level
@@ -96,7 +97,7 @@ class LoaderSink:
         self,
         url_id: int,
         url: str,
-        body: bytes,
+        body: Body,
         headers: Mapping[str, str],
         fetched_at: float,
     ) -> LoadResult:

@@ -10,6 +10,7 @@ status works whether or not a daemon runs.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from metadata import Metadata
@@ -30,6 +31,19 @@ def restore_clock(md: Metadata, speed: float, start: float) -> Clock:
         return SystemClock()
     epoch = stored["now"] if stored else start
     return AcceleratedClock(epoch=epoch, speed=speed)
+
+
+def repository_now(md: Metadata) -> float:
+    """The repository's current simulated time, for readers such as ``xyleme schedule``.
+
+    A repository kept on an accelerated clock (the demo, a simulation) lives at the simulated
+    time its daemon last checkpointed, not at the wall clock's; one kept in real time, or never
+    run by a daemon, lives at the wall clock's.
+    """
+    stored = _json(md, CLOCK_KEY)
+    if stored and stored.get("speed") not in (None, 1.0):
+        return float(stored["now"])
+    return time.time()
 
 
 def save_clock(md: Metadata, clock: Clock) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import click
 
 from metadata import MetadataError
 from xyleme.cli import cli, repo_path
+from xyleme.cli.dashboard import admin_options, admin_token_of, parse_address
 from xyleme.cli.ops import config_option, effective_config
-from xyleme.daemon import DaemonStopped, run_daemon
+from xyleme.daemon import Daemon, DaemonStopped, run_daemon
+from xyleme.dashboard import run_with_dashboard
 from xyleme.lock import RepositoryLocked
 from xyleme.logs import FORMATS, configure_logging
 
@@ -30,9 +33,22 @@ from xyleme.logs import FORMATS, configure_logging
     help="Resolve *.simweb.test to the simulated web serving on 127.0.0.1:PORT "
     "(`xyleme simweb serve`; for tests and demos).",
 )
+@click.option(
+    "--http",
+    "address",
+    default=None,
+    help="Also serve the dashboard and JSON API on HOST:PORT (e.g. 127.0.0.1:8080).",
+)
+@admin_options
 @click.pass_context
 def run(
-    ctx: click.Context, config_file: Path | None, log_format: str, simweb_port: int | None
+    ctx: click.Context,
+    config_file: Path | None,
+    log_format: str,
+    simweb_port: int | None,
+    address: str | None,
+    admin: bool,
+    token: str | None,
 ) -> None:
     """Run the daemon that keeps the repository fresh, until SIGTERM or Ctrl-C.
 
@@ -40,6 +56,8 @@ def run(
     repository, and when another daemon holds the repository.
     """
     repository = repo_path(ctx)
+    http = None if address is None else parse_address(address)
+    admin_token = admin_token_of(admin, token)
     config = effective_config(repository, config_file)
     configure_logging(log_format)
     resolver = None
@@ -48,8 +66,18 @@ def run(
 
         resolver = SimWebResolver(simweb_port)
     try:
-        run_daemon(repository, config, resolver=resolver)
-    except (RepositoryLocked, MetadataError, DaemonStopped) as error:
+        if http is None:
+            run_daemon(repository, config, resolver=resolver)
+        else:
+            daemon = Daemon(repository, config, resolver=resolver)
+
+            def announce(url: str) -> None:
+                click.echo(f"dashboard at {url}", err=True)
+
+            asyncio.run(
+                run_with_dashboard(daemon, *http, admin_token=admin_token, announce=announce)
+            )
+    except (RepositoryLocked, MetadataError, DaemonStopped, ValueError) as error:
         raise click.ClickException(str(error)) from None
     except FileNotFoundError as error:
         raise click.ClickException(f"{repository} is not a xyleme repository ({error})") from None

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.live import Live
 
 from xyleme.cli import cli
+from xyleme.cli.dashboard import parse_address
 from xyleme.cli.repository import create_repository
 from xyleme.demo import choose_plan, measure_capacity, run_demo, summary, web_settings
 from xyleme.logs import configure_logging
@@ -49,12 +50,22 @@ from xyleme.simweb.process import SimWebProcessError
     type=click.Path(file_okay=False, path_type=Path),
     help="Repository folder to create  [default: a new temporary folder].",
 )
-def demo(days: float, pages: int, speed: float | None, directory: Path | None) -> None:
+@click.option(
+    "--http",
+    "address",
+    default="127.0.0.1:0",
+    show_default=True,
+    help="Serve the dashboard on HOST:PORT while the demo runs (port 0: a free one).",
+)
+def demo(
+    days: float, pages: int, speed: float | None, directory: Path | None, address: str
+) -> None:
     """Crawl, load, rank and refresh a simulated web with the daemon, on accelerated time.
 
     Shows a live view on a terminal (plain lines otherwise), ends after --days simulated
     days or on Ctrl-C with a summary, and leaves the repository to explore.
     """
+    http = parse_address(address)
     repository = directory or Path(tempfile.mkdtemp(prefix="xyleme-demo-")) / "repo"
     create_repository(repository)
     terminal = sys.stdout.isatty()
@@ -80,10 +91,21 @@ def demo(days: float, pages: int, speed: float | None, directory: Path | None) -
             def show(facts: dict) -> None:
                 live.update(live_panel(facts), refresh=True)
 
-            end, policy = asyncio.run(run_demo(plan, settings, repository, show, every=0.25))
+            def announce(url: str) -> None:
+                live.console.print(f"dashboard at {url}")
+
+            end, policy = asyncio.run(
+                run_demo(plan, settings, repository, show, 0.25, http, announce)
+            )
     else:
-        end, policy = asyncio.run(run_demo(plan, settings, repository, _plain_printer(), every=1.0))
+        end, policy = asyncio.run(
+            run_demo(plan, settings, repository, _plain_printer(), 1.0, http, _echo_address)
+        )
     click.echo(summary(repository, plan, GroundTruth(SimWeb(settings)), end, policy))
+
+
+def _echo_address(url: str) -> None:
+    click.echo(f"dashboard at {url}")
 
 
 def _plain_printer():

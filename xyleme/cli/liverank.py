@@ -12,7 +12,6 @@ import csv
 import json
 import sqlite3
 import sys
-from datetime import UTC, datetime
 
 import click
 
@@ -22,32 +21,10 @@ from ranking.liverank_errors import LiveRankError
 from ranking.liverank_repository import load_snapshot
 from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
 from xyleme.cli import cli, repo_path
+from xyleme.cli.params import MOMENT
 from xyleme.cli.repository import DATABASE
 
 _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
-
-
-class _Moment(click.ParamType):
-    """A simulated time: seconds since the Unix epoch, or an ISO 8601 date (UTC if naive)."""
-
-    name = "TIME"
-
-    def convert(
-        self, value: str | float, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, float):
-            return value
-        try:
-            return float(value)
-        except ValueError:
-            pass
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            self.fail(f"{value!r} is neither seconds since the epoch nor an ISO date", param, ctx)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
 
 
 @cli.command("liverank")
@@ -70,7 +47,7 @@ class _Moment(click.ParamType):
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds R and the sample.")
 @click.option(
     "--answers-since",
-    type=_Moment(),
+    type=MOMENT,
     default=None,
     help="Pages read at or after this time count as answered (alive: HTML/XML/DTD, dead: "
     "DEAD). Seconds since the epoch or an ISO date.",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -18,6 +17,7 @@ from loader.settings import LoaderSettings
 from metadata import Metadata, MetadataError
 from metadata.clock import SystemClock
 from xyleme.cli import cli, repo_path
+from xyleme.cli.params import MOMENT
 
 _DEFAULTS = LoaderSettings()
 
@@ -40,21 +40,6 @@ def _warehouse(ctx: click.Context) -> Warehouse:
         return Warehouse(repo / "documents", lookup_id=lookup)
     except LoaderError as error:
         raise click.ClickException(str(error)) from None
-
-
-def _timestamp(value: str) -> float:
-    """Seconds since the epoch, from a number or an ISO 8601 date (UTC when naive)."""
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is neither seconds nor an ISO 8601 date") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 class _AskTheOperator:
@@ -164,15 +149,19 @@ def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int
 
 @cli.command("changes")
 @click.option(
-    "--since", "since", required=True, help="Seconds since the epoch, or an ISO 8601 date."
+    "--since",
+    "since",
+    type=MOMENT,
+    required=True,
+    help="Seconds since the epoch, or an ISO 8601 date.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.pass_context
-def changes(ctx: click.Context, since: str, as_json: bool) -> None:
+def changes(ctx: click.Context, since: float, as_json: bool) -> None:
     """List the document versions stored since a time (fetch time, simulated clock)."""
     warehouse = _warehouse(ctx)
     try:
-        found = list(warehouse.repository.changes(_timestamp(since)))
+        found = list(warehouse.repository.changes(since))
     except LoaderError as error:
         raise click.ClickException(str(error)) from None
     for change in found:

@@ -78,6 +78,9 @@ def page(ctx: click.Context, url: str, as_json: bool) -> None:
                 "children": int(md.children(record.url_id).size),
                 "extra_children": md.extra_children(record.url_id),
                 "dependencies": md.dependencies(record.url_id).tolist(),
+                "canonical_url": (
+                    None if record.canonical_to is None else md.url_of(record.canonical_to)
+                ),
             }
             status = md.status(record.url_id)
             loading = {

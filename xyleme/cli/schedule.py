@@ -7,7 +7,6 @@ import json
 import math
 import sqlite3
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
+from xyleme.status import repository_now
 
 PAGE_FIELDS = (
     "url_id",
@@ -135,8 +135,8 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
     "now",
     type=float,
     default=None,
-    help="Simulated time in seconds since the epoch [default: wall-clock time, or "
-    "the latest time recorded in the repository if later].",
+    help="Simulated time in seconds since the epoch [default: the repository's clock: the "
+    "simulated time its daemon reached, or wall-clock time for a real-time repository].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the pages as CSV.")
@@ -161,6 +161,8 @@ def schedule(
         with Metadata.open(path, readonly=True) as md:
             view = md.refresh_view()
             history = md.observation_history()
+            if now is None:
+                now = repository_now(md)
             urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []
             wanted = None
             if url is not None:
@@ -173,10 +175,6 @@ def schedule(
     except sqlite3.DatabaseError as error:
         raise click.ClickException(f"{path}: unreadable database ({error})") from None
 
-    if now is None:
-        recorded = [view[c] for c in ("last_access", "discovered_at") if len(view[c])]
-        latest = max((float(np.nanmax(c)) for c in recorded if np.isfinite(c).any()), default=0)
-        now = max(time.time(), latest)
     report = schedule_report(
         view, history, now, settings, units=units, host_keys=host_keys(urls) if urls else None
     )

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import email.utils
 import functools
-import hashlib
 import itertools
 import logging
 import time
@@ -36,7 +35,7 @@ from metadata import FetchResult, InvalidURL, Metadata, PageType, canonicalize_u
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
 from xyleme.crawler.content import classify, refused_before_body
-from xyleme.crawler.fetcher import Fetcher, FetchError
+from xyleme.crawler.fetcher import Body, Fetcher, FetchError, discard_spooled
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
 from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
@@ -69,9 +68,10 @@ _UNRECORDED = object()  # a fetch the metadata refused: no event follows it
 class CrawlEvent:
     """What listeners of the crawler's signals receive, after the commit.
 
-    ``robots`` holds the page's ``<meta name=robots>`` directives (noindex, nofollow,
-    noarchive…) and ``canonical`` its ``rel=canonical`` URL: the metadata has no column for
-    them, so they travel with the event.
+    ``robots`` holds all the page's ``<meta name=robots>`` directives (noindex, nofollow,
+    noarchive…) and ``canonical`` its ``rel=canonical`` URL as written; the metadata records
+    the honoured ones (``result.robots``) and an in-scope other canonical page
+    (``result.canonical_to``).
     """
 
     url: str
@@ -94,8 +94,14 @@ class _Outcome:
     rejects: list[tuple[str, str]] = field(default_factory=list)
     robots: frozenset[str] = frozenset()
     canonical: str | None = None
-    body: bytes | None = None
+    canonical_to: str | None = None
+    body: bytes | Path | None = None
     headers: Mapping[str, str] | None = None
+
+    def discard_body(self) -> None:
+        """Drop the body; a spooled one's file is removed (the loader never got it)."""
+        discard_spooled(self.body)
+        self.body = None
 
 
 def _http_date(timestamp: float) -> str:
@@ -490,31 +496,55 @@ class Crawler:
             refusal = refused_before_body(result.content_type)
             if refusal is not None and not request.dependency:
                 return self._failed(request, result, refusal, "content_type"), None
-            body, wire = await self.fetcher.read_body(response, settings.max_body_bytes)
-        result.size = len(body)
+            body, wire = await self.fetcher.read_body(
+                response, settings.max_body_bytes, spool_over=settings.spool_over_bytes
+            )
         self.stats.count_bytes(wire)
+        outcome = _Outcome(request, result)
+        try:
+            return self._examine(outcome, body, response.headers), None
+        finally:
+            if outcome.body is None:
+                body.discard()
+
+    def _examine(self, outcome: _Outcome, body: Body, headers: Mapping[str, str]) -> _Outcome:
+        """Type a read body, hash it, and take an HTML page's links and directives; a body
+        for the loader stays in ``outcome.body`` (whoever clears that removes its file)."""
+        request, result = outcome.request, outcome.result
+        result.size = body.size
         if request.dependency:
             page_type = PageType.DTD  # entities may come as anything: the loader judges
         else:
-            page_type = classify(result.content_type, request.url, body)
+            page_type = classify(result.content_type, request.url, body.head)
             if page_type is None:
                 reason = "unwanted content (neither HTML nor XML)"
-                return self._failed(request, result, reason, "content_type"), None
+                return self._failed(request, result, reason, "content_type")
         result.page_type = page_type
-        result.md5 = hashlib.md5(body).hexdigest()
-        outcome = _Outcome(request, result)
+        result.md5 = body.md5
         if page_type is PageType.HTML:
             try:
-                links = extract_links(body, request.url, settings.robots_agent)
+                links = extract_links(body.data(), request.url, self.settings.robots_agent)
             except MalformedHTML as error:
-                return self._failed(request, result, f"malformed HTML: {error}", "malformed"), None
+                return self._failed(request, result, f"malformed HTML: {error}", "malformed")
             outcome.children, outcome.rejects = self._keep_links(links.links, links.invalid)
             kept = set(outcome.children)
             outcome.follow = [link for link in links.follow if link in kept]
             outcome.robots, outcome.canonical = links.robots, links.canonical
+            result.robots = links.directives
+            self._take_canonical(outcome, links.follows_links)
         elif self.sink is not None:
-            outcome.body, outcome.headers = body, dict(response.headers)
-        return outcome, None
+            outcome.body, outcome.headers = body.content, dict(headers)
+        return outcome
+
+    def _take_canonical(self, outcome: _Outcome, follow: bool) -> None:
+        """Honour ``rel=canonical``: another in-scope page is recorded (``canonical_to``) and,
+        unless the page says nofollow, scouted like a followed link."""
+        target = outcome.canonical
+        if target is None or target == outcome.request.url or self._link_refusal(target):
+            return
+        outcome.canonical_to = target
+        if follow and target not in outcome.follow:
+            outcome.follow.append(target)
 
     def _keep_links(
         self, links: list[str], invalid: list[tuple[str, str]]
@@ -641,6 +671,7 @@ class Crawler:
         for outcome, changed in zip(batch, verdicts, strict=True):
             if changed is not _UNRECORDED:
                 await self._after_commit(outcome, changed)
+            outcome.discard_body()  # a body the loader did not take
         self._busy -= len(batch)
         self._check_idle()
 
@@ -663,6 +694,8 @@ class Crawler:
                 wanted.append(outcome.request.url)
             if outcome.children:
                 wanted.extend(url for url in outcome.children if url not in ids)
+            if outcome.canonical_to is not None and outcome.canonical_to not in ids:
+                wanted.append(outcome.canonical_to)
         if wanted:
             wanted = list(dict.fromkeys(wanted))
             self._remember_ids(wanted, metadata.ids_for(wanted, canonical=True))
@@ -676,6 +709,8 @@ class Crawler:
                 result.children = [ids[url] for url in outcome.children]
             if outcome.redirect is not None:
                 result.redirect_to = ids[outcome.redirect]
+            if outcome.canonical_to is not None:
+                result.canonical_to = ids[outcome.canonical_to]
             for url, reason in outcome.rejects:
                 metadata.reject(url, reason, request.url_id)
             results.append(result)
@@ -784,7 +819,7 @@ class Crawler:
             self._lane.fail(url_id, url, result.reason or "fetch failed")
         elif outcome.body is not None and (changed is not False or request.dependency):
             self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
-        outcome.body = None
+            outcome.body = None  # the lane owns it now
 
     def _loaded(self, result: LoadResult, request: Request) -> None:
         """A document the loader stored: queue its links (the loader found them, §3)."""

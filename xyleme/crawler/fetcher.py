@@ -13,11 +13,14 @@ than the size of main memory").
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ssl
+import tempfile
 import zlib
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -26,9 +29,10 @@ from multidict import CIMultiDictProxy
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import AsyncIterator, Iterator, Mapping
 
 _CHUNK = 64 * 1024
+_HEAD = 1024  # bytes of a body kept for sniffing its type
 
 
 class FetchError(Exception):
@@ -78,20 +82,24 @@ def describe_error(error: BaseException) -> FetchError:
     return FetchError("internal", f"{type(error).__name__}: {error}")
 
 
-def decode_body(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """Undo a gzip/deflate Content-Encoding, refusing to produce more than ``limit`` bytes.
+def decoded_pieces(body: bytes, encoding: str | None, limit: int) -> Iterator[bytes]:
+    """Undo a gzip/deflate Content-Encoding piece by piece, refusing more than ``limit`` bytes.
+
+    Pieces are at most 64 KiB, so a big decoded body can go to a file without ever being
+    whole in memory.
 
     >>> import gzip
-    >>> decode_body(gzip.compress(b"<a/>"), "gzip", 100)
+    >>> b"".join(decoded_pieces(gzip.compress(b"<a/>"), "gzip", 100))
     b'<a/>'
-    >>> decode_body(gzip.compress(b"0" * 1000), "gzip", 100)
+    >>> b"".join(decoded_pieces(gzip.compress(b"0" * 1000), "gzip", 100))
     Traceback (most recent call last):
     ...
     xyleme.crawler.fetcher.FetchError: decoded body over 100 bytes (decompression bomb?)
     """
     coding = (encoding or "identity").strip().lower()
     if coding in ("", "identity"):
-        return body
+        yield body
+        return
     if coding in ("gzip", "x-gzip"):
         attempts = [16 + zlib.MAX_WBITS]
     elif coding == "deflate":
@@ -101,14 +109,99 @@ def decode_body(body: bytes, encoding: str | None, limit: int) -> bytes:
     for wbits in attempts:
         decoder = zlib.decompressobj(wbits)
         try:
-            decoded = decoder.decompress(body, limit + 1)
+            piece = decoder.decompress(body, _CHUNK)
         except zlib.error as error:
-            last_error = error
+            last_error = error  # the wrong wrapping shows on the first piece: try the next
             continue
-        if len(decoded) > limit:
-            raise FetchError("too_large", f"decoded body over {limit} bytes (decompression bomb?)")
-        return decoded
+        produced = 0
+        try:
+            while piece:
+                produced += len(piece)
+                if produced > limit:
+                    raise FetchError(
+                        "too_large", f"decoded body over {limit} bytes (decompression bomb?)"
+                    )
+                yield piece
+                piece = decoder.decompress(decoder.unconsumed_tail, _CHUNK)
+        except zlib.error as error:
+            raise FetchError("encoding", f"undecodable {coding} body: {error}") from None
+        return
     raise FetchError("encoding", f"undecodable {coding} body: {last_error}")
+
+
+def discard_spooled(content: bytes | Path | None) -> None:
+    """Remove the temporary file of a spooled body (no-op for bytes; idempotent)."""
+    if isinstance(content, Path):
+        content.unlink(missing_ok=True)
+
+
+@dataclass(slots=True)
+class Body:
+    """A decoded body: ``content`` is its bytes, or the Path of the temporary file it was
+    spooled to (ARCHITECTURE: "large bodies reach [the loader] as spooled files"), which
+    whoever holds the body last removes with :meth:`discard`. ``head`` is its first bytes
+    (for sniffing), ``md5`` the hex MD5 of all of it.
+    """
+
+    content: bytes | Path
+    size: int
+    md5: str
+    head: bytes
+
+    def data(self) -> bytes:
+        """The whole body in memory (read back from its file if it was spooled)."""
+        return self.content if isinstance(self.content, bytes) else self.content.read_bytes()
+
+    def discard(self) -> None:
+        """Remove the spooled file, if any (idempotent)."""
+        discard_spooled(self.content)
+
+
+class _Spool:
+    """Collects a body's pieces in memory, then in a temporary file once past ``threshold``.
+
+    The pieces are hashed as they come, and moved to the file when the threshold is crossed,
+    so the body is never held twice (the list of pieces and their join).
+    """
+
+    def __init__(self, threshold: int | None) -> None:
+        self._threshold = threshold
+        self._pieces: list[bytes] = []
+        self._file: BinaryIO | None = None
+        self._md5 = hashlib.md5()
+        self.size = 0
+        self.head = b""
+
+    def write(self, piece: bytes) -> None:
+        self._md5.update(piece)
+        if len(self.head) < _HEAD:  # the first pieces may be short: fill the head up
+            self.head += piece[: _HEAD - len(self.head)]
+        self.size += len(piece)
+        if self._file is not None:
+            self._file.write(piece)
+            return
+        self._pieces.append(piece)
+        if self._threshold is not None and self.size > self._threshold:
+            self._file = tempfile.NamedTemporaryFile(  # noqa: SIM115 — closed in finish/discard
+                prefix="xyro-", suffix=".body", delete=False
+            )
+            self._file.writelines(self._pieces)
+            self._pieces.clear()
+
+    def finish(self) -> Body:
+        if self._file is None:
+            content: bytes | Path = b"".join(self._pieces)
+            self._pieces.clear()
+        else:
+            self._file.close()
+            content = Path(self._file.name)
+        return Body(content, self.size, self._md5.hexdigest(), self.head)
+
+    def discard(self) -> None:
+        self._pieces.clear()
+        if self._file is not None:
+            self._file.close()
+            Path(self._file.name).unlink(missing_ok=True)
 
 
 class Fetcher:
@@ -187,40 +280,56 @@ class Fetcher:
                 slot.release()
 
     async def read_body(
-        self, response: aiohttp.ClientResponse, limit: int, *, truncate: bool = False
-    ) -> tuple[bytes, int]:
+        self,
+        response: aiohttp.ClientResponse,
+        limit: int,
+        *,
+        truncate: bool = False,
+        spool_over: int | None = None,
+    ) -> tuple[Body, int]:
         """The decoded body and the bytes read off the wire, within the crawler's caps.
 
         A body longer than ``limit`` bytes on the wire is cut: the connection is dropped,
         what was read is freed, and :class:`FetchError` (kind ``too_large``) is raised —
         or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
-        bytes are kept.
+        bytes are kept. A decoded body over ``spool_over`` bytes goes to a temporary file
+        as it streams (the caller then owns the file: :meth:`Body.discard`).
         """
         declared = response.content_length
         if declared is not None and declared > limit and not truncate:
             response.close()
             raise FetchError("too_large", f"body of {declared} bytes over the {limit}-byte cap")
-        chunks: list[bytes] = []
+        encoding = response.headers.get("Content-Encoding")
+        identity = (encoding or "identity").strip().lower() in ("", "identity")
+        # An identity body streams straight into the spool; an encoded one is read whole
+        # (it is under the wire cap) and its decoded pieces go to the spool.
+        spool = _Spool(spool_over)
+        wire = spool if identity else _Spool(None)
         size = 0
         try:
-            async for chunk in response.content.iter_chunked(_CHUNK):
-                size += len(chunk)
-                if size > limit:
-                    response.close()
-                    if truncate:
-                        chunks.append(chunk[: len(chunk) - (size - limit)])
+            try:
+                async for chunk in response.content.iter_chunked(_CHUNK):
+                    size += len(chunk)
+                    if size > limit:
+                        response.close()
+                        if not truncate:
+                            raise FetchError("too_large", f"body over the {limit}-byte cap: cut")
+                        wire.write(chunk[: len(chunk) - (size - limit)])
+                        size = limit
                         break
-                    chunks.clear()
-                    raise FetchError("too_large", f"body over the {limit}-byte cap: cut")
-                chunks.append(chunk)
-        except FetchError:
+                    wire.write(chunk)
+            except (TimeoutError, aiohttp.ClientError, OSError) as error:
+                raise describe_error(error) from None
+            if not identity:
+                encoded = wire.finish().data()
+                for piece in decoded_pieces(encoded, encoding, self.settings.max_decoded_bytes):
+                    spool.write(piece)
+                del encoded
+            return spool.finish(), size
+        except BaseException:  # a failure or a cancellation: nothing read may stay behind
+            spool.discard()
+            wire.discard()
             raise
-        except (TimeoutError, aiohttp.ClientError, OSError) as error:
-            raise describe_error(error) from None
-        body = b"".join(chunks)
-        del chunks
-        encoding = response.headers.get("Content-Encoding")
-        return decode_body(body, encoding, self.settings.max_decoded_bytes), size
 
     async def get(
         self,
@@ -234,7 +343,7 @@ class Fetcher:
         async with self.request(url, headers) as response:
             limit = limit or self.settings.max_body_bytes
             body, wire = await self.read_body(response, limit, truncate=truncate)
-            return Response(url, response.status, response.headers, body, wire)
+            return Response(url, response.status, response.headers, body.data(), wire)
 
     async def _ip_slot(self, url: str) -> asyncio.Semaphore | None:
         """The per-IP semaphore of the URL's server, when a per-IP limit is set."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loader import DocumentSink
+from loader.interfaces import Body
+from xyleme.crawler.fetcher import discard_spooled
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +25,7 @@ log = logging.getLogger(__name__)
 class _Load:
     url_id: int
     url: str
-    body: bytes
+    body: Body
     headers: Mapping[str, str]
     fetched_at: float
     context: Any
@@ -60,8 +62,8 @@ class LoaderLane:
         """Start serving the queue (on the running loop)."""
         self._task = asyncio.create_task(self._serve(), name="xyro-loader-lane")
 
-    def load(self, url_id: int, url: str, body: bytes, headers, fetched_at: float, context):
-        """Queue a body for ``sink.load``."""
+    def load(self, url_id: int, url: str, body: Body, headers, fetched_at: float, context):
+        """Queue a body for ``sink.load``; a spooled body's file is removed after the load."""
         self.pending += 1
         self._queue.put_nowait(_Load(url_id, url, body, headers, fetched_at, context))
 
@@ -78,6 +80,15 @@ class LoaderLane:
             self._task = None
 
     async def _serve(self) -> None:
+        try:
+            await self._serve_queue()
+        finally:  # cancelled: the bodies still queued will never load
+            while not self._queue.empty():
+                item = self._queue.get_nowait()
+                if isinstance(item, _Load):
+                    discard_spooled(item.body)  # the loader leaves it in place
+
+    async def _serve_queue(self) -> None:
         while (item := await self._queue.get()) is not None:
             try:
                 if isinstance(item, _Load):
@@ -97,5 +108,7 @@ class LoaderLane:
             except Exception:
                 log.exception("the loader failed on %s", item.url)
             finally:
+                if isinstance(item, _Load):
+                    discard_spooled(item.body)  # the loader leaves it in place
                 self.pending -= 1
                 self._on_done()

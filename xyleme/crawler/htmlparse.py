@@ -46,6 +46,10 @@ def _resolve(base: str, raw: str) -> str:
     return _canonical_cached(urljoin(base, raw))
 
 
+RECORDED_DIRECTIVES = ("noarchive", "nofollow", "noindex")
+"""The robots meta directives the crawler honours and records (``none`` is noindex+nofollow)."""
+
+
 class MalformedHTML(ValueError):
     """The body is not HTML that lxml can make a tree of."""
 
@@ -68,11 +72,26 @@ class HtmlLinks:
     invalid: list[tuple[str, str]] = field(default_factory=list)
 
     @property
+    def follows_links(self) -> bool:
+        """False when the page's robots meta says ``nofollow`` (or ``none``)."""
+        return "nofollow" not in self.robots and "none" not in self.robots
+
+    @property
     def follow(self) -> list[str]:
         """The links the crawler may follow (none when the page says ``nofollow``)."""
-        if "nofollow" in self.robots or "none" in self.robots:
+        if not self.follows_links:
             return []
         return [link for link in self.links if link not in self.nofollow]
+
+    @property
+    def directives(self) -> str | None:
+        """The recorded directives, sorted and comma-joined (``"noarchive,noindex"``), or None.
+
+        >>> HtmlLinks(robots=frozenset({"none", "nosnippet"})).directives
+        'nofollow,noindex'
+        """
+        robots = self.robots | {"noindex", "nofollow"} if "none" in self.robots else self.robots
+        return ",".join(name for name in RECORDED_DIRECTIVES if name in robots) or None
 
 
 def _may_be_xml(url: str) -> bool:

@@ -262,7 +262,8 @@ class CrawlerProbe:
         async with self.fetcher.request(url, method=method) as response:
             body = None
             if method == "GET" and 200 <= response.status < 300:
-                body, _ = await self.fetcher.read_body(response, self.settings.max_body_bytes)
+                read, _ = await self.fetcher.read_body(response, self.settings.max_body_bytes)
+                body = read.data()
             headers = response.headers
             return _Answered(
                 url=url,

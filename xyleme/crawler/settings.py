@@ -55,6 +55,9 @@ class CrawlerSettings:
     """Bytes read from the wire; a longer body is cut, freed and recorded as ERROR."""
     max_decoded_bytes: int = 40 * 1024 * 1024
     """Bytes a gzip/deflate body may decode to (a bigger one is a decompression bomb)."""
+    spool_over_bytes: int = 1024 * 1024
+    """A decoded body over this many bytes streams to a temporary file, handed to the loader
+    as a Path and removed after the load (ARCHITECTURE: large bodies as spooled files)."""
     robots_ttl: float = 24 * 3600.0
     """Real seconds a fetched robots.txt is trusted before it is read again."""
     robots_error_ttl: float = 300.0

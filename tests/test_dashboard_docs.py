@@ -1,0 +1,42 @@
+"""docs/dashboard.md documents every setting, every API endpoint and the screenshots."""
+
+from __future__ import annotations
+
+import dataclasses
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+import xyleme.cli.dashboard
+import xyleme.dashboard.svg
+from metadata import Metadata
+from xyleme.dashboard import DashboardSettings, create_app
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "dashboard.md").read_text()
+
+
+def test_every_setting_is_in_the_table():
+    for field in dataclasses.fields(DashboardSettings):
+        assert f"| `{field.name}` | " in DOC, field.name
+
+
+def test_every_api_endpoint_is_documented_and_routed(tmp_path):
+    Metadata.create(tmp_path / "metadata.db").close()
+    routes = {r.resource.canonical for r in create_app(tmp_path).router.routes()}
+    api = {path for path in routes if path.startswith("/api/")} | {"/metrics"}
+    for path in api:
+        assert f"`{path}`" in DOC, path
+    assert set(re.findall(r"`(/api/[a-z/]+)`", DOC)) <= api
+
+
+def test_the_screenshots_shown_exist():
+    for image in re.findall(r"\]\((screenshots/[a-z]+\.png)\)", DOC):
+        assert (Path(__file__).resolve().parents[1] / "docs" / image).is_file(), image
+
+
+@pytest.mark.parametrize("module", [xyleme.dashboard.svg, xyleme.cli.dashboard])
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

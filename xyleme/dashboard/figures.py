@@ -1,0 +1,322 @@
+"""The figures behind every view, computed from the repository through public APIs only.
+
+:class:`RepositoryFigures` opens the metadata read-only (``Metadata.open(readonly=True)``: a
+WAL reader that sees each commit of a daemon writing at the same time) and answers one
+JSON-ready dict per view. Every method is synchronous and may scan all pages, so the web
+handlers run them in a worker thread, never on the event loop the daemon shares.
+
+The refresh figures are the refresh module's (``refresh.report.schedule_report``, the same
+computation as ``xyleme schedule``): λ estimated from the observations, r from the rankings,
+t_i = K / sqrt(r_i·λ_i), S, K and Ω of the acquisition paper's §6 (eq. 18–22), for the
+settings of the repository's ``[refresh]`` table. One report is shared by the requests of
+``cache_seconds``, since it scans every page.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageType, UnknownPage
+from ranking.repository import provenance
+from refresh.report import ScheduleReport, host_keys, schedule_report
+from refresh.settings import RefreshSettings
+from xyleme.dashboard.settings import DashboardSettings
+from xyleme.dashboard.warehouse import stored_versions
+from xyleme.lock import holder_pid
+from xyleme.status import read_status
+
+DATABASE = "metadata.db"
+TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
+
+
+class PageNotFound(LookupError):
+    """The page view was asked for a URL or URL-Id the repository does not hold."""
+
+
+class ScheduleUnavailable(RuntimeError):
+    """The refresh module refused the repository's data; the message says why."""
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no NaN nor infinity: unknown or unbounded numbers become null."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+class RepositoryFigures:
+    """Read-only figures of one repository (see the module docstring)."""
+
+    def __init__(
+        self, repo_dir: Path, settings: DashboardSettings, refresh: RefreshSettings
+    ) -> None:
+        self.repo_dir = Path(repo_dir)
+        self.settings = settings
+        self.refresh = refresh
+        self.md = Metadata.open(self.repo_dir / DATABASE, readonly=True)
+        self._report: tuple[float, ScheduleReport, list[str]] | None = None
+        self._report_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.md.close()
+
+    # ------------------------------------------------------------------ time
+
+    def now(
+        self, view: dict[str, np.ndarray] | None = None, live_now: float | None = None
+    ) -> float:
+        """Simulated now: the daemon's when it says, else the latest time the repository
+        recorded (a read or a discovery; the wall clock for an empty repository). Simulated
+        time may run ahead of the wall clock (the demo) or behind it (a replayed run)."""
+        if live_now is not None:
+            return float(live_now)
+        view = self.md.refresh_view() if view is None else view
+        latest = [
+            float(values[np.isfinite(values)].max())
+            for values in (view["last_access"], view["discovered_at"])
+            if np.isfinite(values).any()
+        ]
+        return max(latest) if latest else time.time()
+
+    # ------------------------------------------------------------------ Overview
+
+    def status(self, live: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Pages by type, the repository's growth, the refresh policy's G, S, K and Ω."""
+        view = self.md.refresh_view()
+        now = self.now(view, (live or {}).get("now"))
+        try:
+            policy = self._policy(self.report((live or {}).get("now"))[0])
+        except ScheduleUnavailable as error:
+            policy = {"error": str(error)}
+        codes, counts = np.unique(view["type"], return_counts=True)
+        by_type = {page_type.value: 0 for page_type in PageType}
+        for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
+            by_type[TYPE_NAMES[code]] = count
+        return {
+            "now": now,
+            "pages": by_type,
+            "pages_total": len(view["id"]),
+            "growth": self._growth(view, now),
+            "policy": policy,
+            "live": live,
+            "daemon": self._daemon(),
+        }
+
+    def _daemon(self) -> dict[str, Any]:
+        """What ``xyleme status`` knows of the daemon: whether one holds the repository
+        (its pid), paused, seeds, and the figures of its last checkpoint (None before any)."""
+        facts = read_status(self.md, holder_pid(self.repo_dir))
+        return {
+            "pid": facts["daemon"]["pid"],
+            "paused": facts["paused"],
+            "seeds": facts["seeds"],
+            "checkpoint": facts["live"] or None,
+        }
+
+    def _growth(self, view: dict[str, np.ndarray], now: float) -> dict[str, list[float]]:
+        """Pages known (discovered) and read (first access) at evenly spaced times."""
+        discovered = np.sort(view["discovered_at"][np.isfinite(view["discovered_at"])])
+        read = np.sort(view["first_access"][np.isfinite(view["first_access"])])
+        if not discovered.size:
+            return {"at": [], "discovered": [], "read": []}
+        start = float(min(discovered[0], read[0] if read.size else discovered[0]))
+        at = np.linspace(start, max(now, start + 1.0), self.settings.growth_points)
+        return {
+            "at": at.tolist(),
+            "discovered": np.searchsorted(discovered, at, side="right").tolist(),
+            "read": np.searchsorted(read, at, side="right").tolist(),
+        }
+
+    def report(self, live_now: float | None = None) -> tuple[ScheduleReport, list[str]]:
+        """The refresh module's schedule of every page at :meth:`now` and the pages' URLs;
+        one report serves all requests for ``cache_seconds``."""
+        with self._report_lock:
+            if self._report is not None and time.monotonic() < self._report[0]:
+                return self._report[1], self._report[2]
+            view = self.md.refresh_view()
+            history = self.md.observation_history()
+            urls = self.md.urls_of(view["id"].tolist())
+            try:
+                report = schedule_report(
+                    view,
+                    history,
+                    self.now(view, live_now),
+                    self.refresh,
+                    units=self.settings.due_units,
+                    host_keys=host_keys(urls) if urls else None,
+                )
+            except ValueError as error:  # e.g. observations out of time order
+                raise ScheduleUnavailable(
+                    f"the refresh schedule cannot be computed: {error}"
+                ) from None
+            self._report = (time.monotonic() + self.settings.cache_seconds, report, urls)
+            return report, urls
+
+    @staticmethod
+    def _policy(report: ScheduleReport) -> dict[str, Any]:
+        """G, θ, G_r, S, K, Ω and this unit's work (``ScheduleReport.summary``), JSON-safe."""
+        summary = report.summary()
+        summary.pop("due_per_unit")
+        return {k: _finite(v) if isinstance(v, float) else v for k, v in summary.items()}
+
+    # ------------------------------------------------------------------ Refresh schedule
+
+    def schedule(
+        self,
+        search: str = "",
+        offset: int = 0,
+        limit: int | None = None,
+        live_now: float | None = None,
+    ) -> dict[str, Any]:
+        """Due pages per coming unit, intervals and λ, and the table of next refreshes.
+
+        The table lists the pages with a planned refresh, soonest first, whose URL contains
+        ``search`` (case-insensitive), ``limit`` rows from ``offset``.
+        """
+        report, urls = self.report(live_now)
+        unit = self.refresh.time_unit_s
+        limit = self.settings.page_size if limit is None else limit
+        planned = np.flatnonzero(np.isfinite(report.next_refresh))
+        order = planned[np.argsort(report.next_refresh[planned], kind="stable")]
+        if search:
+            needle = search.lower()
+            order = np.array(
+                [row for row in order.tolist() if needle in urls[row].lower()], dtype=np.int64
+            )
+        rate_per_unit = report.change_rate * unit
+        intervals = report.interval_units[np.isfinite(report.interval_units)]
+        rates = rate_per_unit[report.r > 0]
+        return {
+            "now": report.now,
+            "policy": self._policy(report),
+            "due_per_unit": report.due_per_unit.tolist(),
+            "intervals_units": intervals.tolist(),
+            "change_rates_per_unit": rates[np.isfinite(rates)].tolist(),
+            "search": search,
+            "offset": offset,
+            "limit": limit,
+            "matched": int(order.size),
+            "pages": [
+                {
+                    "url_id": int(report.ids[row]),
+                    "url": urls[row],
+                    "type": str(report.page_type[row]),
+                    "next_refresh": _finite(report.next_refresh[row]),
+                    "in_units": _finite((report.next_refresh[row] - report.now) / unit),
+                    "interval_units": _finite(report.interval_units[row]),
+                    "change_rate_per_unit": _finite(rate_per_unit[row]),
+                    "method": str(report.method[row]),
+                    "r": float(report.r[row]),
+                }
+                for row in order[offset : offset + limit].tolist()
+            ],
+        }
+
+    # ------------------------------------------------------------------ Rankings
+
+    def rankings(self, top: int | None = None) -> dict[str, Any]:
+        """Top XML by importance, top HTML by interest, top pages by OPIC estimate, each
+        score's values in decreasing order for the rank distributions, and how the ranking
+        module computed importance and interest (``provenance``, by kind)."""
+        top = self.settings.top_pages if top is None else top
+        view = self.md.refresh_view()
+        xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
+        html = view["type"] == PAGE_TYPE_CODE[PageType.HTML]
+        tables = {
+            "xml_importance": (xml, "importance"),
+            "html_interest": (html, "interest"),
+            "opic": (np.ones(len(xml), dtype=bool), "opic_history"),
+        }
+        answer: dict[str, Any] = {"top": top, "provenance": provenance(self.repo_dir / "ranking")}
+        for name, (members, column) in tables.items():
+            values = view[column]
+            chosen = np.flatnonzero(members & np.isfinite(values))
+            ranked = chosen[np.argsort(-values[chosen], kind="stable")]
+            best = ranked[:top]
+            urls = self.md.urls_of(view["id"][best].tolist())
+            answer[name] = {
+                "score": column,
+                "ranked_pages": int(ranked.size),
+                "pages": [
+                    {
+                        "rank": place + 1,
+                        "url_id": int(view["id"][row]),
+                        "url": url,
+                        "type": TYPE_NAMES[view["type"][row]],
+                        column: float(values[row]),
+                    }
+                    for place, (row, url) in enumerate(zip(best.tolist(), urls, strict=True))
+                ],
+                "distribution": values[ranked].tolist(),
+            }
+        return answer
+
+    # ------------------------------------------------------------------ Page view
+
+    def page(
+        self, url: str | None = None, url_id: int | None = None, live_now: float | None = None
+    ) -> dict[str, Any]:
+        """One page's record, observation history, children, parents, stored XML versions
+        (None when the warehouse holds none of it) and its row of the refresh schedule.
+
+        Raises :class:`PageNotFound` for a URL or id the repository does not hold (an
+        invalid URL included).
+        """
+        try:
+            record = self.md.page(url_id) if url is None else self.md.page_by_url(url)
+        except UnknownPage as error:
+            raise PageNotFound(str(error)) from None
+        except InvalidURL as error:
+            raise PageNotFound(f"no page {url!r}: not a valid URL ({error.reason})") from None
+        cap = self.settings.max_neighbours
+        children = self.md.children(record.url_id)
+        parents = self.md.parents(record.url_id)
+        fields = asdict(record)
+        observations = fields.pop("observations")
+        status = self.md.status(record.url_id)
+        return {
+            "page": {key: _finite(v) if isinstance(v, float) else v for key, v in fields.items()},
+            "observations": observations,
+            "children_total": int(children.size) + self.md.extra_children(record.url_id),
+            "children": self._neighbours(children[:cap]),
+            "parents_total": int(parents.size),
+            "parents": self._neighbours(parents[:cap]),
+            "load_status": None if status is None else {"status": status[0], "detail": status[1]},
+            "versions": stored_versions(self.repo_dir, record.url_id),
+            "schedule": self._page_schedule(record.url_id, live_now),
+        }
+
+    def _page_schedule(self, url_id: int, live_now: float | None) -> dict[str, Any] | None:
+        """The page's row of the refresh schedule (None for a page newer than the report, or
+        when the schedule cannot be computed)."""
+        try:
+            report, _ = self.report(live_now)
+        except ScheduleUnavailable:
+            return None
+        row = int(np.searchsorted(report.ids, url_id))
+        if row >= len(report.ids) or report.ids[row] != url_id:
+            return None
+        unit = self.refresh.time_unit_s
+        return {
+            "next_refresh": _finite(report.next_refresh[row]),
+            "in_units": _finite((report.next_refresh[row] - report.now) / unit),
+            "interval_units": _finite(report.interval_units[row]),
+            "change_rate_per_unit": _finite(report.change_rate[row] * unit),
+            "method": str(report.method[row]),
+            "r": float(report.r[row]),
+        }
+
+    def _neighbours(self, ids: np.ndarray) -> list[dict[str, Any]]:
+        id_list = ids.tolist()
+        return [
+            {"url_id": url_id, "url": url}
+            for url_id, url in zip(id_list, self.md.urls_of(id_list), strict=True)
+        ]
