@@ -63,8 +63,10 @@ def json_option(function: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(function)
 
 
-def run_state_command(repository: Path, name: str, args: dict[str, Any]) -> commands.Answer:
-    """Run a state-changing command directly, or through the daemon holding the repository."""
+@contextmanager
+def holding(repository: Path) -> Iterator[bool]:
+    """Hold the repository while a command runs directly; yields False, holding nothing, when
+    a daemon holds it (the command is handed over then). Not a repository: a CLI error."""
     if not (repository / DATABASE).exists():
         with open_metadata(repository, readonly=True):
             pass  # raises the repository's own "not a repository" message
@@ -72,12 +74,21 @@ def run_state_command(repository: Path, name: str, args: dict[str, Any]) -> comm
     try:
         lock.acquire()
     except RepositoryLocked:
-        return hand_to_daemon(repository, name, args)
+        yield False
+        return
     try:
-        with open_metadata(repository, readonly=False) as md:
-            return commands.execute(commands.RepositoryTarget(md), name, args)
+        yield True
     finally:
         lock.release()
+
+
+def run_state_command(repository: Path, name: str, args: dict[str, Any]) -> commands.Answer:
+    """Run a state-changing command directly, or through the daemon holding the repository."""
+    with holding(repository) as held:
+        if not held:
+            return hand_to_daemon(repository, name, args)
+        with open_metadata(repository, readonly=False) as md:
+            return commands.execute(commands.RepositoryTarget(md), name, args)
 
 
 def hand_to_daemon(

@@ -23,11 +23,10 @@ from ranking.liverank_errors import LiveRankError
 from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
 from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
-from xyleme.cli.ops import hand_to_daemon, open_metadata, report
+from xyleme.cli.ops import hand_to_daemon, holding, report
 from xyleme.cli.repository import DATABASE
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
-from xyleme.lock import DaemonLock, RepositoryLocked
 from xyleme.recheck import (
     NothingToRecheck,
     RecheckRequest,
@@ -128,24 +127,16 @@ def recheck_command(
     except (LiveRankError, ValueError) as error:
         raise click.BadParameter(str(error)) from None
     repository = repo_path(ctx)
-    if not (repository / DATABASE).exists():
-        with open_metadata(repository, readonly=True):
-            pass  # raises the repository's own "not a repository" message
-    lock = DaemonLock(repository)
-    try:
-        lock.acquire()
-    except RepositoryLocked:
-        report(hand_to_daemon(repository, "recheck", request.as_args()), as_json)
-        return
-    try:
+    with holding(repository) as held:
+        if not held:
+            report(hand_to_daemon(repository, "recheck", request.as_args()), as_json)
+            return
         crawler_settings = CrawlerSettings(
             concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
         )
         figures = _run_directly(
             repository / DATABASE, request, crawler_settings, simweb_port, quiet=as_json
         )
-    finally:
-        lock.release()
     click.echo(json.dumps(figures) if as_json else summary_text(figures))
 
 
