@@ -602,3 +602,16 @@ async def test_html_the_parser_rejects_is_recorded_as_malformed(site, md, monkey
     page = md.page_by_url(home)
     assert page.page_type is PageType.ERROR
     assert page.reason == "malformed HTML: Document is empty"
+
+
+async def test_a_stop_that_races_the_start_of_a_run_is_not_lost(site, md):
+    """resume then pause at once: stop() lands after run() is scheduled, before it starts."""
+    crawler = make_crawler(md)
+    running = asyncio.ensure_future(crawler.run(until_idle=False))
+    crawler.stop()
+    await asyncio.wait_for(running, timeout=10)
+    # the stop was answered: the next run crawls again until stopped
+    home = site.html("a.test", "/", [])
+    assert crawler.submit(home)
+    stats = await asyncio.wait_for(crawler.run(), timeout=30)
+    assert stats["pages"] == 1

@@ -184,6 +184,7 @@ class Crawler:
         self._finished = asyncio.Event()
         self._until_idle = True
         self._closing = False
+        self._stop_requested = False
         self._waiting_workers: set[asyncio.Task] = set()
         self._lane: LoaderLane | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -276,9 +277,11 @@ class Crawler:
         ``shutdown_deadline`` seconds to finish, every finished fetch is committed, and
         the session is closed: the metadata is consistent whatever interrupted the run.
         """
-        self._closing = False
+        # A stop asked for after this run was scheduled but before it started still counts.
+        self._closing = self._stop_requested
         self._until_idle = until_idle
-        self._finished.clear()
+        if not self._stop_requested:
+            self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
         self._scouted_per_host.clear()  # the page budget is per run
@@ -297,10 +300,16 @@ class Crawler:
             await self._finished.wait()
         finally:
             await self._shutdown(workers, writer)
+            self._stop_requested = False  # answered: the next run starts afresh
         return self.snapshot()
 
     def stop(self) -> None:
-        """Ask a running :meth:`run` to return (same clean shutdown as a cancellation)."""
+        """Ask a running :meth:`run` to return (same clean shutdown as a cancellation).
+
+        A run scheduled but not started yet returns as soon as it starts, so a stop that
+        races a start (a ``resume`` quickly followed by a ``pause``) cannot be lost.
+        """
+        self._stop_requested = True
         self._closing = True
         self._finished.set()
 
