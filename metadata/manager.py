@@ -121,7 +121,7 @@ ON CONFLICT(id) DO UPDATE SET
 _VIEW_COLUMNS = [
     *("id", "type", "refreshes", "unchanged_accesses", "failures"),
     *("discovered_at", "first_access", "last_access", "last_change", "last_modified"),
-    *("change_rate", "importance", "interest", "opic_cash", "opic_history", "next_refresh"),
+    *("change_rate", "importance", "interest", "opic_cash", "opic_importance", "next_refresh"),
 ]
 
 
@@ -742,7 +742,7 @@ class Metadata:
         the counters ``refreshes``, ``unchanged_accesses``, ``failures`` (int64), and as
         float64 with NaN for "unknown": ``discovered_at``, ``first_access``,
         ``last_access``, ``last_change``, ``last_modified``, ``change_rate``,
-        ``importance``, ``interest``, ``opic_cash``, ``opic_history``, ``next_refresh``.
+        ``importance``, ``interest``, ``opic_cash``, ``opic_importance``, ``next_refresh``.
         """
         names = _VIEW_COLUMNS
         rows = self._all(f"SELECT {', '.join(names)} FROM pages ORDER BY id")

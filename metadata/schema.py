@@ -84,7 +84,7 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "importance": float,
             "interest": float,
             "opic_cash": float,
-            "opic_history": float,
+            "opic_importance": float,
             "change_rate": float,
             "change_rate_method": str,
             "next_refresh": float,

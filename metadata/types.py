@@ -39,7 +39,7 @@ SCORE_COLUMNS = (
     "importance",
     "interest",
     "opic_cash",
-    "opic_history",
+    "opic_importance",
     "change_rate",
     "next_refresh",
 )
@@ -127,7 +127,7 @@ class PageRecord:
     importance: float | None = None
     interest: float | None = None
     opic_cash: float | None = None
-    opic_history: float | None = None
+    opic_importance: float | None = None
     change_rate: float | None = None
     change_rate_method: str | None = None
     next_refresh: float | None = None

@@ -410,11 +410,11 @@ class OPIC(PerPageState):
 
     def checkpoint(self, store: StateStore, key: str = "opic") -> None:
         """Save the snapshot under ``key`` and the scores ``opic_cash`` (current cash) and
-        ``opic_history`` (the importance estimate) for the CLI and the refresh module."""
+        ``opic_importance`` (the importance estimate) for the CLI and the refresh module."""
         store.put_state(key, self.snapshot())
         ids = np.flatnonzero(self._weight[: self._n] > 0)
         store.set_scores("opic_cash", ids, self.cash(ids))
-        store.set_scores("opic_history", ids, self.estimates()[ids])
+        store.set_scores("opic_importance", ids, self.estimates()[ids])
 
     @classmethod
     def restore(cls, store: StateStore, key: str = "opic") -> OPIC | None:

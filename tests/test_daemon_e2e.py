@@ -86,7 +86,7 @@ async def test_change_rates_and_opic_are_stored(run):
     ids, rates = daemon.md.scores("change_rate")
     assert len(ids) > 50 and np.all(rates >= 0)
     daemon.checkpoint()
-    ids, history = daemon.md.scores("opic_history")
+    ids, history = daemon.md.scores("opic_importance")
     assert len(ids) > 100 and history.sum() == pytest.approx(1.0, abs=0.05)
 
 

@@ -191,7 +191,7 @@ def test_every_field_round_trips(md):
         importance=0.5,
         interest=1.5,
         opic_cash=2.5,
-        opic_history=3.5,
+        opic_importance=3.5,
         change_rate=0.25,
         change_rate_method="eq10",
         next_refresh=5.5,

@@ -69,7 +69,7 @@ def test_checkpoint_writes_state_and_score_columns():
     ids, cash = store.score_columns["opic_cash"]
     np.testing.assert_array_equal(ids, np.arange(opic.pages))
     np.testing.assert_allclose(cash, opic.cash())
-    np.testing.assert_allclose(store.score_columns["opic_history"][1], opic.estimates())
+    np.testing.assert_allclose(store.score_columns["opic_importance"][1], opic.estimates())
     restored = OPIC.restore(store, key="opic")
     np.testing.assert_array_equal(restored.estimates(), opic.estimates())
     assert OPIC.restore(store, key="absent") is None
@@ -96,7 +96,7 @@ def test_checkpoint_round_trip_through_the_metadata_manager(tmp_path):
     with Metadata.open(tmp_path / "metadata.db") as md:
         restored = OPIC.restore(md)
         score_ids, cash = md.scores("opic_cash")
-        _, estimate = md.scores("opic_history")
+        _, estimate = md.scores("opic_importance")
     assert sorted(score_ids.tolist()) == sorted(ids)
     np.testing.assert_allclose(cash, opic.cash(score_ids))
     np.testing.assert_allclose(estimate, opic.estimates()[score_ids])

@@ -128,11 +128,11 @@ def test_top_table_is_the_default(repo):
 def test_top_opic_lists_the_estimates_opic_stored(repo):
     directory, ids = repo
     with Metadata.open(directory / "metadata.db") as md:
-        # what OPIC.checkpoint writes: the estimate in opic_history, the cash in opic_cash
-        md.set_scores("opic_history", [ids["h1.html"], ids["x1.xml"]], [0.25, 0.75])
+        # what OPIC.checkpoint writes: the estimate in opic_importance, the cash in opic_cash
+        md.set_scores("opic_importance", [ids["h1.html"], ids["x1.xml"]], [0.25, 0.75])
         md.set_scores("opic_cash", [ids["h1.html"], ids["h3.html"]], [2.5, 0.5])
     rows = json.loads(run("--repo", directory, "rank", "top", "--opic", "--json").output)
-    assert [(r["url_id"], r["opic_history"]) for r in rows] == [
+    assert [(r["url_id"], r["opic_importance"]) for r in rows] == [
         (ids["x1.xml"], 0.75),
         (ids["h1.html"], 0.25),
     ]

@@ -261,7 +261,7 @@ def summary(
         top_xml = top_pages(md, "importance", PageType.XML)
         xml_title = "top XML by importance"
         if not top_xml:  # no ranking pass yet: OPIC's on-line estimate of the same PageRank
-            top_xml = top_pages(md, "opic_history", PageType.XML)
+            top_xml = top_pages(md, "opic_importance", PageType.XML)
             xml_title = "top XML by importance (OPIC's on-line estimate)"
         top_html = top_pages(md, "interest", PageType.HTML)
     lines = [

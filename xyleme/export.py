@@ -34,7 +34,7 @@ PAGE_COLUMNS = (
     "change_rate",
     "next_refresh",
 )
-RANKING_COLUMNS = ("id", "url", "type", "importance", "interest", "opic_cash", "opic_history")
+RANKING_COLUMNS = ("id", "url", "type", "importance", "interest", "opic_cash", "opic_importance")
 LINK_COLUMNS = ("src", "dst")
 KINDS = {"pages": PAGE_COLUMNS, "links": LINK_COLUMNS, "rankings": RANKING_COLUMNS}
 

@@ -36,8 +36,8 @@ DATABASE = "metadata.db"
 RANKING = "ranking"
 _DEFAULTS = RankingSettings()
 #: The score column each ranking lists. OPIC's checkpoint stores its importance estimate,
-#: (H[k] + C[k]) / (G + 1) with its history window, in ``opic_history`` (docs/opic.md).
-SCORE_OF = {"xml": "importance", "html": "interest", "opic": "opic_history"}
+#: (H[k] + C[k]) / (G + 1) with its history window, in ``opic_importance`` (docs/opic.md).
+SCORE_OF = {"xml": "importance", "html": "interest", "opic": "opic_importance"}
 
 
 def _open(ctx: click.Context, *, readonly: bool) -> Metadata:
@@ -189,7 +189,7 @@ def _ranked(view: dict[str, np.ndarray], which: str) -> tuple[np.ndarray, np.nda
 @click.option("--xml", "which", flag_value="xml", help="XML pages by importance.")
 @click.option("--html", "which", flag_value="html", help="HTML pages by interest.")
 @click.option(
-    "--opic", "which", flag_value="opic", help="All pages by OPIC's estimate (opic_history)."
+    "--opic", "which", flag_value="opic", help="All pages by OPIC's estimate (opic_importance)."
 )
 @click.option(
     "-n",

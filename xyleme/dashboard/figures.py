@@ -233,7 +233,7 @@ class RepositoryFigures:
         tables = {
             "xml_importance": (xml, "importance"),
             "html_interest": (html, "interest"),
-            "opic": (np.ones(len(xml), dtype=bool), "opic_history"),
+            "opic": (np.ones(len(xml), dtype=bool), "opic_importance"),
         }
         answer: dict[str, Any] = {"top": top, "provenance": provenance(self.repo_dir / "ranking")}
         for name, (members, column) in tables.items():
