@@ -13,6 +13,8 @@ import json
 import time
 from typing import Any
 
+import numpy as np
+
 from metadata import Metadata
 from metadata.clock import AcceleratedClock, Clock, SystemClock
 from xyleme.commands import is_paused, stored_seeds
@@ -33,17 +35,26 @@ def restore_clock(md: Metadata, speed: float, start: float) -> Clock:
     return AcceleratedClock(epoch=epoch, speed=speed)
 
 
-def repository_now(md: Metadata) -> float:
-    """The repository's current simulated time, for readers such as ``xyleme schedule``.
+def repository_now(md: Metadata, view: dict[str, np.ndarray] | None = None) -> float:
+    """The repository's current simulated time, for readers (``xyleme schedule``, the
+    dashboard).
 
     A repository kept on an accelerated clock (the demo, a simulation) lives at the simulated
-    time its daemon last checkpointed, not at the wall clock's; one kept in real time, or never
-    run by a daemon, lives at the wall clock's.
+    time its daemon last checkpointed; one kept in real time at the wall clock's. One that no
+    daemon ran (a crawl or a test on another clock) lives at the latest time it recorded, a
+    read or a discovery; an empty one at the wall clock's. ``view`` is
+    ``md.refresh_view()`` when the caller has it already.
     """
     stored = _json(md, CLOCK_KEY)
-    if stored and stored.get("speed") not in (None, 1.0):
-        return float(stored["now"])
-    return time.time()
+    if stored:
+        return float(stored["now"]) if stored.get("speed") not in (None, 1.0) else time.time()
+    view = md.refresh_view() if view is None else view
+    recorded = [
+        float(values[np.isfinite(values)].max())
+        for values in (view["last_access"], view["discovered_at"])
+        if np.isfinite(values).any()
+    ]
+    return max(recorded) if recorded else time.time()
 
 
 def save_clock(md: Metadata, clock: Clock) -> None:

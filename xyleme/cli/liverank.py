@@ -10,41 +10,24 @@ from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 import sys
 
 import click
 
-from metadata import Metadata, MetadataError
+from metadata import Metadata
 from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, LiveRankSettings, make_liverank, replay
 from ranking.liverank_errors import LiveRankError
 from ranking.liverank_repository import load_snapshot
-from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
 from xyleme.cli import cli, repo_path
-from xyleme.cli.params import MOMENT
+from xyleme.cli.errors import repository_errors
+from xyleme.cli.params import MOMENT, liverank_options
 from xyleme.cli.repository import DATABASE
 
 _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
 
 
 @cli.command("liverank")
-@click.option(
-    "--strategy",
-    type=click.Choice(STRATEGIES),
-    default="pa_pm",
-    show_default=True,
-    help="r random, i in-degree, p PageRank, pa / pa_pm adaptive PageRank, asf active site "
-    "first, bfs breadth-first, ai active in-degree (LiveRank paper §2.3-2.5).",
-)
-@click.option(
-    "--sample",
-    type=float,
-    default=0.01,
-    show_default=True,
-    help="Sample size z: a fraction of the pages below 1, a page count otherwise.",
-)
-@click.option("--sample-kind", type=click.Choice(SAMPLE_KINDS), default="random", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds R and the sample.")
+@liverank_options
 @click.option(
     "--answers-since",
     type=MOMENT,
@@ -77,18 +60,13 @@ def liverank(
     except (LiveRankError, ValueError) as error:
         raise click.BadParameter(str(error)) from None
     path = repo_path(ctx) / DATABASE
-    try:
-        with Metadata.open(path, readonly=True) as md:
-            snapshot = load_snapshot(md, answered_since=answers_since)
-            if not snapshot.graph.n_pages:
-                raise click.ClickException("no page has been read yet: nothing to order")
-            order, complete = replay(make_liverank(snapshot.graph, settings), snapshot.answers)
-            shown = order[:limit]
-            urls = md.urls_of(snapshot.url_ids[shown].tolist())
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+    with repository_errors(path), Metadata.open(path, readonly=True) as md:
+        snapshot = load_snapshot(md, answered_since=answers_since)
+        if not snapshot.graph.n_pages:
+            raise click.ClickException("no page has been read yet: nothing to order")
+        order, complete = replay(make_liverank(snapshot.graph, settings), snapshot.answers)
+        shown = order[:limit]
+        urls = md.urls_of(snapshot.url_ids[shown].tolist())
     rows = [
         {
             "rank": rank,

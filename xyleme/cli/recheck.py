@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import sys
 
 import click
 
-from metadata import Metadata, MetadataError
+from metadata import Metadata
 from ranking.liverank_errors import LiveRankError
-from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
 from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import repository_errors
 from xyleme.cli.ops import hand_to_daemon, holding, report
+from xyleme.cli.params import liverank_options
 from xyleme.cli.repository import DATABASE
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
@@ -38,28 +38,7 @@ from xyleme.recheck import (
 
 
 @cli.command("recheck")
-@click.option(
-    "--strategy",
-    type=click.Choice(STRATEGIES),
-    default="pa_pm",
-    show_default=True,
-    help="The LiveRank ordering (as for `xyleme liverank`).",
-)
-@click.option(
-    "--sample",
-    type=float,
-    default=0.01,
-    show_default=True,
-    help="Sample size z: a fraction of the pages below 1, a page count otherwise.",
-)
-@click.option(
-    "--sample-kind",
-    type=click.Choice(SAMPLE_KINDS),
-    default="random",
-    show_default=True,
-    help="How the sample of pa, pa_pm and asf is drawn.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds R and the sample.")
+@liverank_options
 @click.option("--budget", type=click.IntRange(min=0), default=None, help="Fetch at most N pages.")
 @click.option(
     "--method",
@@ -142,27 +121,22 @@ def recheck_command(
 
 def _run_directly(path, request, crawler_settings, simweb_port, *, quiet: bool) -> dict:
     """The re-check in this process; its summary (every verdict is in the metadata)."""
-    try:
-        with Metadata.open(path) as md:
-            try:
-                session, url_ids = prepare(md, request)
-            except NothingToRecheck as error:
-                raise click.ClickException(str(error)) from None
-            resolver = None
-            if simweb_port is not None:
-                from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
+    with repository_errors(path), Metadata.open(path) as md:
+        try:
+            session, url_ids = prepare(md, request)
+        except NothingToRecheck as error:
+            raise click.ClickException(str(error)) from None
+        resolver = None
+        if simweb_port is not None:
+            from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
-                resolver = SimWebResolver(simweb_port)
-            probe = CrawlerProbe(
-                md, crawler_settings, Scope(), resolver=resolver, method=request.method
-            )
-            report_ = asyncio.run(
-                _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
-            )
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+            resolver = SimWebResolver(simweb_port)
+        probe = CrawlerProbe(
+            md, crawler_settings, Scope(), resolver=resolver, method=request.method
+        )
+        report_ = asyncio.run(
+            _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
+        )
     return summary(request, report_, probe.fetches)
 
 

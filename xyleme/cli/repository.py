@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from metadata import InvalidURL, Metadata, MetadataError, PageRecord
+from metadata import Metadata, MetadataError, PageRecord
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import repository_errors
 from xyleme.config import Config, as_toml
 
 DATABASE = "metadata.db"
@@ -71,29 +71,22 @@ def init(ctx: click.Context, directory: Path | None) -> None:
 def page(ctx: click.Context, url: str, as_json: bool) -> None:
     """Show the full metadata record of URL (or of a URL-Id), with its access history."""
     path = repo_path(ctx) / DATABASE
-    try:
-        with Metadata.open(path, readonly=True) as md:
-            record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
-            links = {
-                "children": int(md.children(record.url_id).size),
-                "extra_children": md.extra_children(record.url_id),
-                "dependencies": md.dependencies(record.url_id).tolist(),
-                "canonical_url": (
-                    None if record.canonical_to is None else md.url_of(record.canonical_to)
-                ),
-            }
-            status = md.status(record.url_id)
-            loading = {
-                "load_status": None if status is None else status[0].value,
-                "load_detail": None if status is None else status[1],
-                "waiting_for": md.waiting_for(record.url_id),
-            }
-    except InvalidURL as error:
-        raise click.ClickException(f"{url!r} is not a valid URL: {error.reason}") from None
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+    with repository_errors(path), Metadata.open(path, readonly=True) as md:
+        record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
+        links = {
+            "children": int(md.children(record.url_id).size),
+            "extra_children": md.extra_children(record.url_id),
+            "dependencies": md.dependencies(record.url_id).tolist(),
+            "canonical_url": (
+                None if record.canonical_to is None else md.url_of(record.canonical_to)
+            ),
+        }
+        status = md.status(record.url_id)
+        loading = {
+            "load_status": None if status is None else status[0].value,
+            "load_detail": None if status is None else status[1],
+            "waiting_for": md.waiting_for(record.url_id),
+        }
     if as_json:
         fields = dataclasses.asdict(record)
         fields["page_type"] = record.page_type.value

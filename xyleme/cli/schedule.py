@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import sqlite3
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,10 +14,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from metadata import InvalidURL, Metadata, MetadataError
+from metadata import Metadata
 from refresh.report import ScheduleReport, host_keys, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import repository_errors
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
 from xyleme.status import repository_now
@@ -136,7 +136,8 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
     type=float,
     default=None,
     help="Simulated time in seconds since the epoch [default: the repository's clock: the "
-    "simulated time its daemon reached, or wall-clock time for a real-time repository].",
+    "simulated time its daemon reached, wall-clock time for a real-time repository, else the "
+    "latest time the repository recorded].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the pages as CSV.")
@@ -157,23 +158,16 @@ def schedule(
     repo = repo_path(ctx)
     settings = load_settings(repo)
     path = repo / DATABASE
-    try:
-        with Metadata.open(path, readonly=True) as md:
-            view = md.refresh_view()
-            history = md.observation_history()
-            if now is None:
-                now = repository_now(md)
-            urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []
-            wanted = None
-            if url is not None:
-                record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
-                wanted = record.url_id
-    except InvalidURL as error:
-        raise click.ClickException(f"{url!r} is not a valid URL: {error.reason}") from None
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{path}: unreadable database ({error})") from None
+    with repository_errors(path), Metadata.open(path, readonly=True) as md:
+        view = md.refresh_view()
+        history = md.observation_history()
+        if now is None:
+            now = repository_now(md, view)
+        urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []
+        wanted = None
+        if url is not None:
+            record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
+            wanted = record.url_id
 
     report = schedule_report(
         view, history, now, settings, units=units, host_keys=host_keys(urls) if urls else None

@@ -165,12 +165,7 @@ class Crawler:
         self.signals = signals.SignalManager()
         self.stats = CrawlStats()
         self.fetcher = Fetcher(settings, resolver)
-        self.robots = RobotsCache(
-            settings.robots_agent,
-            settings.robots_ttl,
-            settings.robots_error_ttl,
-            settings.robots_max_bytes,
-        )
+        self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
         self._traps = TrapGuard(settings.max_url_length, settings.max_path_segments)

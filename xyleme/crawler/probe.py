@@ -130,12 +130,7 @@ class CrawlerProbe:
         self.method = method
         self.record = record
         self.fetcher = Fetcher(settings, resolver)
-        self.robots = RobotsCache(
-            settings.robots_agent,
-            settings.robots_ttl,
-            settings.robots_error_ttl,
-            settings.robots_max_bytes,
-        )
+        self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         """Only its host slots are used: the probe queues nothing."""
         self.fetches = 0

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from xyleme.crawler.fetcher import Response
+    from xyleme.crawler.settings import CrawlerSettings
 
 MAX_ROBOTS_REDIRECTS = 5
 """Redirects followed to reach a robots.txt (RFC 9309 §2.3.1.2: at least five)."""
@@ -74,6 +75,16 @@ class RobotsCache:
         self.error_ttl = error_ttl
         self.max_bytes = max_bytes
         self._rules: dict[str, RobotsRules] = {}
+
+    @classmethod
+    def from_settings(cls, settings: CrawlerSettings) -> RobotsCache:
+        """The cache a crawler (or a probe) builds from its settings."""
+        return cls(
+            settings.robots_agent,
+            settings.robots_ttl,
+            settings.robots_error_ttl,
+            settings.robots_max_bytes,
+        )
 
     def __len__(self) -> int:
         return len(self._rules)

@@ -30,7 +30,7 @@ from refresh.settings import RefreshSettings
 from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.warehouse import stored_versions
 from xyleme.lock import holder_pid
-from xyleme.status import read_status
+from xyleme.status import read_status, repository_now
 
 DATABASE = "metadata.db"
 TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
@@ -73,18 +73,11 @@ class RepositoryFigures:
     def now(
         self, view: dict[str, np.ndarray] | None = None, live_now: float | None = None
     ) -> float:
-        """Simulated now: the daemon's when it says, else the latest time the repository
-        recorded (a read or a discovery; the wall clock for an empty repository). Simulated
-        time may run ahead of the wall clock (the demo) or behind it (a replayed run)."""
+        """Simulated now: the daemon's when it says, else the repository's
+        (:func:`xyleme.status.repository_now`)."""
         if live_now is not None:
             return float(live_now)
-        view = self.md.refresh_view() if view is None else view
-        latest = [
-            float(values[np.isfinite(values)].max())
-            for values in (view["last_access"], view["discovered_at"])
-            if np.isfinite(values).any()
-        ]
-        return max(latest) if latest else time.time()
+        return repository_now(self.md, view)
 
     # ------------------------------------------------------------------ Overview
 
