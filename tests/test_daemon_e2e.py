@@ -16,6 +16,8 @@ from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 DAY = 86_400.0
 G = 120.0
 DAYS = 8
+STEPS = 8
+"""Steps of the manual clock per day: the daemon's release job, RELEASES_PER_UNIT coarser."""
 
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -45,9 +47,12 @@ async def run(tmp_path_factory):
             await daemon.crawler.run()  # the first read of the web, at the epoch
             read_once = daemon.md.count_by_type()
             for _ in range(DAYS):
-                clock.advance(DAY)
                 await daemon.refresh_scan()
                 await daemon.crawler.run()
+                for _ in range(STEPS):  # the unit's refreshes, each released at its moment
+                    clock.advance(DAY / STEPS)
+                    await daemon.release_refreshes()
+                    await daemon.crawler.run()
             await daemon.recompute_ranking()
             yield daemon, read_once
         finally:
