@@ -76,14 +76,16 @@ async def test_refreshes_come_at_about_g_per_unit(run):
     g_r = G * 0.9
     # each pass records the refreshes fetched since the one before: the first has none
     fetched = daemon.refreshes_per_unit[1:]
-    assert 0.5 * g_r <= np.mean(fetched) <= 1.5 * g_r, daemon.refreshes_per_unit
+    assert 0.75 * g_r <= np.mean(fetched) <= 1.25 * g_r, daemon.refreshes_per_unit
 
 
 async def test_obsolescence_stays_near_the_optimum(run):
+    """The time-averaged obsolescence of the second half against Ω(G): 1.08 here (1.01–1.08
+    over simulated webs of seeds 1–7); 1.98 when every refresh waited for the daily pass."""
     daemon, _ = run
     late = daemon.obsolescence_history[DAYS // 2 :]
     ratio = np.mean([o for _, o, _ in late]) / np.mean([omega for _, _, omega in late])
-    assert 0.3 < ratio < 3.0, daemon.obsolescence_history
+    assert 0.85 < ratio < 1.25, daemon.obsolescence_history
 
 
 async def test_change_rates_and_opic_are_stored(run):

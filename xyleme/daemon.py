@@ -69,7 +69,9 @@ POLICY_FIGURES = ("S", "K", "omega", "obsolescence", "due_now", "refreshed_pages
 """The refresh policy's figures kept for ``xyleme status`` and the demo."""
 RELEASES_PER_UNIT = 96
 """How often a unit's upcoming refreshes are released to the crawler (each at its moment,
-to within 1/96 of a unit: 15 min when the unit is a day)."""
+to within 1/96 of a unit: 15 min when the unit is a day), but at most every
+``MIN_RELEASE_SECONDS`` real seconds (a fast clock would otherwise fire it 100 times a second)."""
+MIN_RELEASE_SECONDS = 0.05
 
 
 class DaemonStopped(RuntimeError):
@@ -244,7 +246,10 @@ class Daemon:
         scheduler = AsyncIOScheduler()
         jobs = [
             (self.refresh_scan, self._real_seconds(1.0)),
-            (self.release_refreshes, self._real_seconds(1.0 / RELEASES_PER_UNIT)),
+            (
+                self.release_refreshes,
+                max(MIN_RELEASE_SECONDS, self._real_seconds(1.0 / RELEASES_PER_UNIT)),
+            ),
             (self._ranking_job, self._real_seconds(settings.rank_every)),
             (self._checkpoint_job, settings.checkpoint_seconds),
             (self.poll_commands, settings.command_poll),
