@@ -40,12 +40,15 @@ class DependencyCache:
     """Fetched DTDs, entities and schemas, stored by URL-Id under ``DIR/documents/dependencies``.
 
     Their metadata (type DTD, MD5, refresh data) lives in the metadata manager like any page's;
-    this cache only keeps the bodies the resolver serves.
+    this cache only keeps the bodies the resolver serves. The URL-Ids cached are listed once
+    and kept in memory (asked for every document loaded), like the bodies read: the loader
+    of a repository is its only writer.
     """
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._cached = {int(body.stem) for body in self.folder.glob("*.body")}
         self._ids_by_url: dict[str, int] | None = None
         self._bodies: dict[int, bytes] = {}
         self.generation = 0  # bumped by every put: what was compiled from the cache is stale
@@ -60,6 +63,7 @@ class DependencyCache:
         info = {"url": url, "md5": md5, "fetched_at": fetched_at, "size": len(body)}
         write_atomically(self.folder / f"{url_id}.json", json.dumps(info).encode())
         self._ids_by_url = None
+        self._cached.add(url_id)
         self._bodies.pop(url_id, None)
         self.generation += 1
         return md5
@@ -79,7 +83,7 @@ class DependencyCache:
         return body
 
     def __contains__(self, url_id: int) -> bool:
-        return os.path.exists(f"{self.folder}/{url_id}.body")  # asked for every document
+        return url_id in self._cached
 
     def id_of(self, url: str) -> int | None:
         """The URL-Id a cached dependency was stored under, found by its exact URL.

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from loader.batch import PendingWrites
+from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, MetadataPort
@@ -161,7 +161,9 @@ class Loader:
         first, then its own writes at once. Nothing of the batch is visible to other
         readers before it ends; the results are those :meth:`load` would give.
         """
+        fetched = list(fetched)
         with self._batch() as pending:
+            pending.reads.expect(item[0] for item in fetched)
             results = [self._load_one(*item) for item in fetched]
         return [pending.finished(result) for result in results]
 
@@ -172,7 +174,7 @@ class Loader:
         if pending is not None:
             yield pending
             return
-        pending = self._thread.pending = PendingWrites()
+        pending = self._thread.pending = PendingWrites(BatchReads(self._read_states))
         try:
             yield pending
         finally:
@@ -184,16 +186,31 @@ class Loader:
         pending = getattr(self._thread, "pending", None)
         if pending is not None:
             pending.flush(self.metadata, self.repository)
+            pending.reads.stale()
+
+    def _read_states(self, url_ids: list[int]) -> dict[int, DocumentState]:
+        """What the loader needs to know of these pages before loading them (three queries)."""
+        latest = self.repository.latest_many(url_ids)
+        statuses = self.metadata.statuses(url_ids)
+        awaited = self.metadata.awaited(url_ids)
+        return {
+            url_id: DocumentState(latest.get(url_id), statuses.get(url_id), url_id in awaited)
+            for url_id in url_ids
+        }
 
     def _load_one(
         self, url_id: int, url: str, body: Body, headers: Mapping[str, str], fetched_at: float
     ) -> LoadResult:
         if not isinstance(body, bytes):
             body = Path(body)
+        pending = self._thread.pending
+        if pending.holds(url_id):
+            self._flush()  # its latest version and status are read as the batch left them
+        state = pending.reads.take(url_id)
         content_type = content_type_of(headers)
-        if self._is_dependency(url_id, url, content_type):
+        if self._is_dependency(url_id, url, content_type, state):
             return self._dependency_arrived(url_id, url, body, fetched_at)
-        return self._load_document(url_id, url, body, content_type, fetched_at)
+        return self._load_document(url_id, url, body, content_type, fetched_at, state)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """Fail every document waiting on a dependency the crawler could not fetch."""
@@ -228,12 +245,14 @@ class Loader:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _is_dependency(self, url_id: int, url: str, content_type: str | None) -> bool:
+    def _is_dependency(
+        self, url_id: int, url: str, content_type: str | None, state: DocumentState
+    ) -> bool:
         """A DTD or entity: asked for, already cached, or typed so by its server or suffix.
 
         A schema the loader did not ask for is an XML document like any other.
         """
-        if url_id in self.cache or self.metadata.waiting_on(url_id):
+        if url_id in self.cache or state.awaited:
             return True
         media_type = (content_type or "").partition(";")[0].strip().lower()
         if media_type in _DEPENDENCY_MEDIA_TYPES:
@@ -270,17 +289,31 @@ class Loader:
         )
 
     def _load_document(
-        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        content_type: str | None,
+        fetched_at: float,
+        state: DocumentState | None = None,
     ) -> LoadResult:
-        if self._thread.pending.holds(url_id):
-            self._flush()  # its latest version and status are read as the batch left them
+        if state is None:  # a parked document, retried
+            if self._thread.pending.holds(url_id):
+                self._flush()
+            state = self._thread.pending.reads.take(url_id)
         try:
-            return self._parse_and_store(url_id, url, body, content_type, fetched_at)
+            return self._parse_and_store(url_id, url, body, content_type, fetched_at, state)
         except DocumentRejected as rejected:
             return self._fail(url_id, rejected)
 
     def _parse_and_store(
-        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        content_type: str | None,
+        fetched_at: float,
+        state: DocumentState,
     ) -> LoadResult:
         settings = self.settings
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
@@ -289,10 +322,10 @@ class Loader:
                 f"document of {size} bytes, over the limit of {settings.max_document_bytes}"
             )
         md5 = md5_of(body)
-        latest = self.repository.latest(url_id)
+        latest = state.latest
         if latest is not None and latest.md5 == md5:
-            self.parking.remove(url_id)
-            self._mark_loaded(url_id, f"version {latest.version}, unchanged")
+            self._unpark(url_id, state)
+            self._mark_loaded(url_id, state, f"version {latest.version}, unchanged")
             return LoadResult(url_id, LoadOutcome.UNCHANGED, latest.version, md5, latest.validity)
         resolver = self.resolver()
         if size > settings.stream_threshold_bytes:
@@ -322,10 +355,10 @@ class Loader:
             collector.dependencies,
         )
         verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
-        self._mark_loaded(url_id, f"version {number}, {verdict}", always=True)
+        self._mark_loaded(url_id, state, f"version {number}, {verdict}", always=True)
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there
-        self.parking.remove(url_id)
+        self._unpark(url_id, state)
         return LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
 
     def _as_file(self, url_id: int, body: Body) -> Path:
@@ -336,10 +369,18 @@ class Loader:
         path.write_bytes(body)
         return path
 
-    def _mark_loaded(self, url_id: int, detail: str, *, always: bool = False) -> None:
+    def _unpark(self, url_id: int, state: DocumentState) -> None:
+        """Forget a parked body once its document is loaded (parked here or, as its waiting
+        status says, by another process on this repository)."""
+        if url_id in self.parking or state.waiting:
+            self.parking.remove(url_id)
+
+    def _mark_loaded(
+        self, url_id: int, state: DocumentState, detail: str, *, always: bool = False
+    ) -> None:
         """Status LOADED, and type XML if the page was not loaded before (first load, or
         back from a failure). An unchanged refresh of a loaded page writes nothing."""
-        previous = self.metadata.status(url_id)
+        previous = state.status
         loaded = previous is not None and previous[0] is LoadStatus.LOADED
         pending = self._thread.pending
         if not loaded:

@@ -66,14 +66,14 @@ def test_document_waits_for_its_dtd_then_loads_valid(loader, md, fetcher):
     waiting = loader.load(doc_id, DOC, VALID, {}, 1000.0)
     assert waiting.outcome is LoadOutcome.WAITING
     assert fetcher.requests == [(DTD, doc_id)]
-    assert md.statuses[doc_id][0] is LoadStatus.WAITING_DTD
+    assert md.status_rows[doc_id][0] is LoadStatus.WAITING_DTD
     assert md.waiting_on(md.id_for(DTD)) == [doc_id]
     assert loader.repository.latest(doc_id) is None
 
     arrived = deliver(loader, md, DTD, BOOK_DTD)
     assert arrived.outcome is LoadOutcome.DEPENDENCY
     assert md.types[md.id_for(DTD)][0] is PageType.DTD
-    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    assert md.status_rows[doc_id][0] is LoadStatus.LOADED
     stored = loader.repository.latest(doc_id)
     assert stored.validity.dtd is Check.VALID
     assert md.dependencies_of(doc_id) == [DTD]
@@ -107,10 +107,10 @@ def test_dtd_default_attributes_and_external_entities(loader, md, fetcher):
     doc_id = md.id_for(DOC)
     assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
     deliver(loader, md, DTD, dtd)
-    assert md.statuses[doc_id][0] is LoadStatus.WAITING_ENTITY
+    assert md.status_rows[doc_id][0] is LoadStatus.WAITING_ENTITY
     assert fetcher.urls == [DTD, ENTITY]
     deliver(loader, md, ENTITY, b"It was a dark night.")
-    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    assert md.status_rows[doc_id][0] is LoadStatus.LOADED
     tree = loader.repository.read(doc_id)
     assert tree == body  # the stored body is what was fetched, not its expansion
     assert set(md.dependencies_of(doc_id)) == {DTD, ENTITY}
@@ -134,7 +134,7 @@ def test_unfetchable_dtd_fails_its_waiters(loader, md):
     loader.load(doc_id, DOC, VALID, {}, 1000.0)
     [failed] = loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
     assert failed.url_id == doc_id
-    assert md.statuses[doc_id] == (
+    assert md.status_rows[doc_id] == (
         LoadStatus.FAILED,
         f"dependency {DTD} could not be fetched: HTTP 404",
     )
@@ -153,7 +153,7 @@ def test_schema_is_fetched_then_checked(loader, md, fetcher):
     url = "http://xml.test/books/pages.xml"
     waiting = loader.load(md.id_for(url), url, schema_document(b"12"), {}, 1000.0)
     assert waiting.outcome is LoadOutcome.WAITING
-    assert md.statuses[waiting.url_id][0] is LoadStatus.WAITING_SCHEMA
+    assert md.status_rows[waiting.url_id][0] is LoadStatus.WAITING_SCHEMA
     assert fetcher.urls == [XSD]
     deliver(loader, md, XSD, BOOK_XSD)
     stored = loader.repository.latest(waiting.url_id)
@@ -185,8 +185,8 @@ def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
     result = deliver(loader, md, DTD, b"<!-- " + b"x" * 2000 + b" -->")
     assert result.outcome is LoadOutcome.FAILED
     assert md.types[md.id_for(DTD)][0] is PageType.ERROR
-    assert md.statuses[doc_id][0] is LoadStatus.FAILED
-    assert "over the limit of 1000" in md.statuses[doc_id][1]
+    assert md.status_rows[doc_id][0] is LoadStatus.FAILED
+    assert "over the limit of 1000" in md.status_rows[doc_id][1]
 
 
 def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
