@@ -29,14 +29,11 @@ XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
 XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
 _HTTP = ("http://", "https://")
 _LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
-_ATTRIBUTE_CANDIDATES = "//*[@*] | //processing-instruction('xml-stylesheet')"
-LINK_CANDIDATES = etree.XPath(_ATTRIBUTE_CANDIDATES)
-"""The nodes of a whole tree that :meth:`LinkCollector.node` may take something from, in
-document order: a cheaper walk than visiting every element of a large tree from Python."""
-FEED_LINK_CANDIDATES = etree.XPath(
-    f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
-)
-"""The same, plus the elements whose text is a link in feeds and sitemaps."""
+_REFERENCE_ATTRIBUTES = _LINK_ATTRIBUTES | {
+    XSI_SCHEMA_LOCATION,
+    XSI_NO_NAMESPACE_SCHEMA_LOCATION,
+    XML_BASE,
+}
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
@@ -112,6 +109,7 @@ class LinkCollector:
         self._sitemap_urls = 0
         self._sitemap_closed = False
         self._links_capped = False
+        self._resolved: dict[str, str | None] = {}  # reference -> URL, against document_url
 
     @property
     def links(self) -> list[str]:
@@ -148,35 +146,76 @@ class LinkCollector:
             self._sitemap_closed = True
             self.notes.append(reason)
 
+    def tree(self, root: etree._Element) -> None:
+        """Collect the links of a whole tree: its elements in document order, then its
+        ``xml-stylesheet`` processing instructions (a plain walk: documents have tens of
+        elements, and an XPath over the reference attributes costs more than the walk)."""
+        self.root(root)
+        text_links = self._kind is not None
+        for element in root.iter(etree.Element):
+            items = element.items()
+            if items:
+                references = [item for item in items if item[0] in _REFERENCE_ATTRIBUTES]
+                if references:
+                    self._references(element, references)
+                    continue
+            if text_links and element.text:
+                self._text_link(element, None)
+        for node in root.itersiblings(etree.PI, preceding=True):
+            self.node(node)
+        for node in root.iter(etree.PI):
+            self.node(node)
+        for node in root.itersiblings(etree.PI):
+            self.node(node)
+
     def node(self, node: etree._Element) -> None:
         """Collect what one element or processing instruction refers to."""
         tag = node.tag
-        if not isinstance(tag, str):
+        if tag.__class__ is not str:
             if tag is etree.PI and node.target == "xml-stylesheet":
                 href = node.get("href")
                 if href:
-                    self.dependency(absolute_http_url(self._base_of(node), href))
+                    self.dependency(self._resolve(self._base_of(node), href))
             return
-        base = None
-        attributes = node.attrib
-        if attributes:
-            if self._fixed_base and XML_BASE in attributes:
-                self._fixed_base = False  # this node and what follows may have another base
-            base = self._base_of(node)
-            for name, value in attributes.items():
-                if name in _LINK_ATTRIBUTES:
-                    self._add_link(base, value)
-                elif name == XSI_SCHEMA_LOCATION:
-                    self._schema_pairs(base, value)
-                elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
-                    self._schema(base, "", value)
-        if self._kind is None or not node.text:
-            return
-        name = _local_name(tag)
+        references = [item for item in node.items() if item[0] in _REFERENCE_ATTRIBUTES]
+        if references:
+            self._references(node, references)
+        elif self._kind is not None and node.text:
+            self._text_link(node, None)
+
+    def _references(self, element: etree._Element, references: list[tuple[str, str]]) -> None:
+        """Take the reference attributes of an element (and its text, in a feed)."""
+        if self._fixed_base and any(name == XML_BASE for name, _ in references):
+            self._fixed_base = False  # this element and what follows may have another base
+        base = self._base_of(element)
+        for name, value in references:
+            if name in _LINK_ATTRIBUTES:
+                self._add_link(base, value)
+            elif name == XSI_SCHEMA_LOCATION:
+                self._schema_pairs(base, value)
+            elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
+                self._schema(base, "", value)
+        if self._kind is not None and element.text:
+            self._text_link(element, base)
+
+    def _text_link(self, element: etree._Element, base: str | None) -> None:
+        """An RSS ``<link>`` or a sitemap ``<loc>``: the element's text is a link."""
+        name = _local_name(element.tag)
         if self._kind == "sitemap" and name == "loc":
-            self._sitemap_loc(node)
+            self._sitemap_loc(element)
         elif self._kind == "rss" and name == "link":
-            self._add_link(base or self._base_of(node), node.text)
+            self._add_link(base or self._base_of(element), element.text)
+
+    def _resolve(self, base: str, reference: str) -> str | None:
+        """:func:`absolute_http_url`, each reference resolved once against the document's
+        URL (documents repeat their links)."""
+        if base is not self.document_url:
+            return absolute_http_url(base, reference)
+        try:
+            return self._resolved[reference]
+        except KeyError:
+            url = self._resolved[reference] = absolute_http_url(base, reference)
+            return url
 
     def _base_of(self, node: etree._Element) -> str:
         if self._fixed_base:
@@ -200,7 +239,7 @@ class LinkCollector:
             self._schema(base, namespace, location)
 
     def _schema(self, base: str, namespace: str, location: str) -> None:
-        url = absolute_http_url(base, location)
+        url = self._resolve(base, location)
         if url:
             self.schema_locations.setdefault(namespace, url)
             self.dependency(url)
@@ -208,7 +247,7 @@ class LinkCollector:
     def _add_link(self, base: str | None, reference: str | None) -> None:
         if reference is None:
             return
-        url = absolute_http_url(base or self.document_url, reference)
+        url = self._resolve(base or self.document_url, reference)
         if url is None or url in self._links:
             return
         if len(self._links) >= self.settings.max_links:

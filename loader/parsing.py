@@ -29,12 +29,7 @@ from loader.errors import (
     EntityExpansionRefused,
     MalformedDocument,
 )
-from loader.links import (
-    FEED_LINK_CANDIDATES,
-    LINK_CANDIDATES,
-    LinkCollector,
-    absolute_http_url,
-)
+from loader.links import LinkCollector, absolute_http_url
 from loader.records import Check
 from loader.settings import LIBXML2_MAX_DEPTH, LoaderSettings
 
@@ -251,10 +246,7 @@ def parse_tree(
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
-    collector.root(root)
-    candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
-    for node in candidates(tree):
-        collector.node(node)
+    collector.tree(root)
     return _finish(tree, collector, validate, errors, resolver)
 
 
