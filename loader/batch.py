@@ -161,7 +161,7 @@ def _link_rows(
         rows.append(
             (
                 url_id,
-                [i for i in dict.fromkeys(children) if i is not None],
+                [i for i in dict.fromkeys(children) if i is not None and i != url_id],
                 [i for i in dict.fromkeys(needed) if i is not None],
             )
         )
