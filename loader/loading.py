@@ -34,7 +34,7 @@ from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
-from loader.records import LoadOutcome, LoadResult, Validity
+from loader.records import Check, LoadOutcome, LoadResult, Validity
 from loader.repository import DocumentRepository, NewVersion
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
@@ -394,7 +394,7 @@ class Loader:
         if not locations:
             return SchemaCheck()
         if parsed.streamed:
-            return SchemaCheck(note="schema not checked on a streamed document")
+            return SchemaCheck(Check.STREAMED, note="schema not checked on a streamed document")
         compiler = getattr(self._thread, "schemas", None)
         if compiler is None:
             compiler = self._thread.schemas = SchemaCompiler()

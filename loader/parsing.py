@@ -203,12 +203,16 @@ def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
         expanded(name, ())
 
 
-def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
-    if not validated:
-        return Check.NONE
+def _declares_grammar(tree: etree._ElementTree) -> bool:
+    """Whether the DTDs declare elements (a DOCTYPE that only declares entities has no
+    grammar to check)."""
     dtds = (tree.docinfo.internalDTD, tree.docinfo.externalDTD)
-    if not any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds):
-        return Check.NONE  # a DOCTYPE that only declares entities has no grammar to check
+    return any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds)
+
+
+def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
+    if not validated or not _declares_grammar(tree):
+        return Check.NONE
     return Check.INVALID if errors else Check.VALID
 
 
@@ -288,7 +292,9 @@ def parse_stream(
 
     The DTD is loaded (entities, defaults) but not validated against: libxml2 checks an
     element's content model on the children still in the tree when the element ends, and
-    the streaming frees them, so a streamed document's DTD check is "none" (noted).
+    the streaming frees them (keeping them would make memory grow with the document). A
+    streamed document whose DTD declares a grammar is recorded as "not validated: streamed"
+    (:attr:`Check.STREAMED`), and noted.
     """
     with open(path, "rb") as handle:
         head = handle.read(4)
@@ -325,6 +331,8 @@ def parse_stream(
         collector.notes.append("DTD not checked on a streamed document")
     parsed = _finish(tree, collector, False, [], resolver)
     parsed.streamed = True
+    if _declares_grammar(tree):
+        parsed.dtd = Check.STREAMED
     return parsed
 
 

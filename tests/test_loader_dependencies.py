@@ -199,7 +199,9 @@ def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
     arrived = deliver(loader, md, DTD, BOOK_DTD)
     assert arrived.notes == (f"{DOC}: stored",)
     stored = loader.repository.latest(doc_id)
-    assert stored.validity.dtd is Check.NONE  # the streaming frees what validation reads
+    assert stored.validity.dtd is Check.STREAMED  # the streaming frees what validation reads
+    assert stored.validity.dtd.value == "not validated: streamed"
+    assert stored.validity.valid  # not known to be invalid
     assert loader.repository.read(doc_id) == body
 
 
@@ -210,3 +212,22 @@ def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock)
     body = VALID.replace(b"</book>", b"<chapter>c</chapter>" * 10 + b"</book>")
     result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
     assert result.notes == ("DTD not checked on a streamed document",)
+    assert result.validity.dtd is Check.STREAMED
+
+
+def test_streamed_document_without_a_grammar_has_no_dtd_check(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    body = b'<!DOCTYPE r [<!ENTITY e "x">]><r>' + b"<p>&e;</p>" * 20 + b"</r>"
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.dtd is Check.NONE
+
+
+def test_streamed_document_records_its_schema_unchecked(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    result = loader.load(md.id_for(DOC), DOC, schema_document(b"12" * 40), {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.schema is Check.STREAMED
+    assert "schema not checked on a streamed document" in result.notes
