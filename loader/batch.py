@@ -117,7 +117,11 @@ class PendingWrites:
                 metadata.set_type_many(self.types)
             if self.statuses:
                 metadata.set_status_many(self.statuses)
-        stored = repository.store_many(self.versions)
+        versions = [
+            new._replace(dependencies=tuple(needed))
+            for new, (_, _, needed) in zip(self.versions, rows, strict=True)
+        ]
+        stored = repository.store_many(versions)
         for new, info, (_, children, needed) in zip(self.versions, stored, rows, strict=True):
             self.link_counts[new.url_id, info.version] = (len(children), len(needed))
         self.versions, self.links, self.types, self.statuses = [], [], [], []

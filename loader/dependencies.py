@@ -68,6 +68,15 @@ class DependencyCache:
         self.generation += 1
         return md5
 
+    def md5(self, url_id: int) -> str | None:
+        """The MD5 of a cached dependency's body (None when it is not cached)."""
+        if url_id not in self._cached:
+            return None
+        try:
+            return json.loads((self.folder / f"{url_id}.json").read_bytes())["md5"]
+        except FileNotFoundError:
+            return None
+
     def get(self, url_id: int) -> bytes | None:
         """A dependency's body (kept in memory after the first read: DTDs are shared)."""
         body = self._bodies.get(url_id)

@@ -274,11 +274,59 @@ class Loader:
                 url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
             )
         data = body if isinstance(body, bytes) else body.read_bytes()
+        earlier = self.cache.md5(url_id)
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
+        revalidated = self._revalidate(url_id) if earlier not in (None, md5) else []
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
-        notes = self._describe([r for r in retried if r is not None])
+        notes = (*revalidated, *self._describe([r for r in retried if r is not None]))
         return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+
+    def _revalidate(self, dependency_id: int) -> list[str]:
+        """Check again the latest version of every stored document that used a refreshed
+        DTD, entity or schema, and record its new validity (and status detail).
+
+        A document the new dependency makes unreadable, or that now needs a dependency not
+        cached yet, keeps its validity and gets a note; streamed documents are not checked.
+        """
+        notes = []
+        for url_id in self.repository.dependants(dependency_id):
+            latest = self.repository.latest(url_id)
+            if latest is None or latest.size > self.settings.stream_threshold_bytes:
+                continue
+            url = self.repository.document(url_id).url
+            body = self.repository.read(url_id, latest.version)
+            try:
+                parsed = parse_tree(body, url, None, self.settings, self.resolver())
+            except DocumentRejected as rejected:
+                notes.append(f"{url}: not revalidated: {rejected.reason}")
+                continue
+            schema = SchemaCheck() if parsed.missing else self._check_schema(parsed)
+            missing = parsed.missing or schema.missing
+            if missing:
+                notes.append(f"{url}: not revalidated: needs {', '.join(missing)}")
+                continue
+            validity = self._validity(parsed, schema)
+            if validity == latest.validity:
+                continue
+            self.repository.set_validity(url_id, latest.version, validity)
+            verdict = self._verdict(validity)
+            status = self.metadata.status(url_id)
+            if status is not None and status[0] is LoadStatus.LOADED:
+                self.metadata.set_status(
+                    url_id, LoadStatus.LOADED, f"version {latest.version}, {verdict}"
+                )
+            notes.append(f"{url}: version {latest.version} revalidated: {verdict}")
+        return notes
+
+    def _validity(self, parsed: ParsedDocument, schema: SchemaCheck) -> Validity:
+        """A parsed document's validity: its DTD check, then its schema check."""
+        errors = (*parsed.dtd_errors, *schema.errors)[: self.settings.max_validation_errors]
+        return Validity(parsed.dtd, schema.check, errors)
+
+    @staticmethod
+    def _verdict(validity: Validity) -> str:
+        return "valid" if validity.valid else f"invalid: {validity.errors[0]}"
 
     def _describe(self, results: list[LoadResult]) -> tuple[str, ...]:
         """One note per document a dependency's arrival (or failure) decided."""
@@ -344,8 +392,7 @@ class Loader:
         schema = self._check_schema(parsed)
         if schema.missing:
             return self._park(url_id, url, body, content_type, fetched_at, parsed, schema.missing)
-        errors = (*parsed.dtd_errors, *schema.errors)[: settings.max_validation_errors]
-        validity = Validity(parsed.dtd, schema.check, errors)
+        validity = self._validity(parsed, schema)
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
         number = latest.version + 1 if latest is not None else 1
         collector = parsed.collector
@@ -354,7 +401,7 @@ class Loader:
             collector.links,
             collector.dependencies,
         )
-        verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
+        verdict = self._verdict(validity)
         self._mark_loaded(url_id, state, f"version {number}, {verdict}", always=True)
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there

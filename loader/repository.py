@@ -6,6 +6,7 @@ Versions are packed in one SQLite database, ``DIR/documents/versions.db`` (WAL m
     versions(url_id, version, md5, fetched_at, size, validity)   newest has the top number
     bodies(url_id, md5, codec, body)                     one row per distinct content
     changes(seq, url_id, version, md5, at)               one row per stored version
+    needs(dependency, url_id)                            the DTDs, entities, schemas used
 
 A body is kept once per document and content (``(url_id, md5)``): an unchanged refresh
 stores nothing, and a document that goes back to an earlier content shares that body.
@@ -51,6 +52,9 @@ CREATE TABLE IF NOT EXISTS bodies(
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
     md5 TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS needs(
+    dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
+    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
 """
 _VERSION_COLUMNS = "version, md5, fetched_at, size, validity"
 _ZSTD_LEVEL = 1  # ~20 us for a 5 KB document, about half its size
@@ -95,6 +99,7 @@ class NewVersion(NamedTuple):
     md5: str
     fetched_at: float
     validity: Validity
+    dependencies: tuple[int, ...] = ()  # URL-Ids of the DTDs, entities and schemas it used
 
 
 def _version_info(row: tuple) -> VersionInfo:
@@ -248,6 +253,22 @@ class DocumentRepository:
                 f"{self._body_file(url_id, md5)}: the body file of document {url_id} is gone"
             ) from None
 
+    def dependants(self, dependency_id: int) -> list[int]:
+        """The documents whose stored versions used a DTD, entity or schema (by URL-Id)."""
+        with self._database() as conn:
+            rows = conn.execute(
+                "SELECT url_id FROM needs WHERE dependency = ? ORDER BY url_id", (dependency_id,)
+            ).fetchall()
+        return [url_id for (url_id,) in rows]
+
+    def set_validity(self, url_id: int, version: int, validity: Validity) -> None:
+        """Record a stored version's new validity (its DTD or schema changed)."""
+        with self._database() as conn:
+            conn.execute(
+                "UPDATE versions SET validity = ? WHERE url_id = ? AND version = ?",
+                (json.dumps(validity.as_dict()), url_id, version),
+            )
+
     def stored_bodies(self, url_id: int) -> list[str]:
         """The MD5s of the distinct bodies kept for a document (shared by its versions)."""
         with self._database() as conn:
@@ -320,7 +341,7 @@ class DocumentRepository:
         dropped: list[tuple[int, str]],
     ) -> list[VersionInfo]:
         kept_before = self._kept_versions(conn, [new.url_id for new in new_versions])
-        bodies, versions, documents, changes, infos = [], [], [], [], []
+        bodies, versions, documents, changes, needs, infos = [], [], [], [], [], []
         for new in new_versions:
             url_id, md5 = new.url_id, new.md5
             previous = kept_before.setdefault(url_id, [])
@@ -332,6 +353,7 @@ class DocumentRepository:
             versions.append((url_id, number, md5, new.fetched_at, size, validity))
             documents.append((url_id, new.url))
             changes.append((url_id, number, md5, new.fetched_at))
+            needs += [(dependency, url_id) for dependency in new.dependencies]
             infos.append(VersionInfo(number, md5, new.fetched_at, size, new.validity))
             previous.append((number, md5))
         conn.executemany(
@@ -349,6 +371,9 @@ class DocumentRepository:
         conn.executemany(
             "INSERT INTO changes(url_id, version, md5, at) VALUES (?, ?, ?, ?)", changes
         )
+        # kept when a later version no longer uses it: a refresh of it then checks the
+        # document again for nothing, rather than every store deleting rows
+        conn.executemany("INSERT OR IGNORE INTO needs(dependency, url_id) VALUES (?, ?)", needs)
         for url_id, kept in kept_before.items():
             if len(kept) > self.versions_kept:
                 self._prune(conn, url_id, kept, dropped)

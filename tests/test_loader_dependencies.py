@@ -231,3 +231,41 @@ def test_streamed_document_records_its_schema_unchecked(tmp_path, md, fetcher, c
     assert result.outcome is LoadOutcome.STORED
     assert result.validity.schema is Check.STREAMED
     assert "schema not checked on a streamed document" in result.notes
+
+
+def test_a_refreshed_dtd_revalidates_the_documents_that_use_it(loader, md):
+    deliver(loader, md, DTD, BOOK_DTD)
+    doc_id, other_id = md.id_for(DOC), md.id_for("http://xml.test/books/other.xml")
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    loader.load(other_id, "http://xml.test/books/other.xml", b"<book/>", {}, 1000.0)
+    stricter = BOOK_DTD.replace(b"(title, chapter*)", b"(title, chapter+)")
+
+    refreshed = deliver(loader, md, DTD, stricter, at=2000.0)
+    latest = loader.repository.latest(doc_id)
+    assert latest.version == 1
+    assert latest.validity.dtd is Check.INVALID
+    assert "expecting (title , chapter+)" in latest.validity.errors[0]
+    assert md.status_rows[doc_id] == (
+        LoadStatus.LOADED,
+        f"version 1, invalid: {latest.validity.errors[0]}",
+    )
+    assert refreshed.notes == (
+        f"{DOC}: version 1 revalidated: invalid: {latest.validity.errors[0]}",
+    )
+    assert loader.repository.latest(other_id).validity.dtd is Check.NONE  # does not use it
+
+    assert deliver(loader, md, DTD, stricter, at=3000.0).notes == ()  # same MD5: nothing to do
+    back = deliver(loader, md, DTD, BOOK_DTD, at=4000.0)
+    assert back.notes == (f"{DOC}: version 1 revalidated: valid",)
+    assert loader.repository.latest(doc_id).validity.dtd is Check.VALID
+    assert md.status_rows[doc_id] == (LoadStatus.LOADED, "version 1, valid")
+
+
+def test_a_refreshed_dtd_that_needs_an_entity_leaves_the_validity_and_says_why(loader, md):
+    deliver(loader, md, DTD, BOOK_DTD)
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    with_entity = BOOK_DTD + b'<!ENTITY % more SYSTEM "chapter.ent">%more;'
+    refreshed = deliver(loader, md, DTD, with_entity, at=2000.0)
+    assert refreshed.notes == (f"{DOC}: not revalidated: needs {ENTITY}",)
+    assert loader.repository.latest(doc_id).validity.dtd is Check.VALID
