@@ -34,13 +34,21 @@ _REFERENCE_ATTRIBUTES = _LINK_ATTRIBUTES | {
     XSI_NO_NAMESPACE_SCHEMA_LOCATION,
     XML_BASE,
 }
+_UNRESOLVED = object()
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
 
+def _is_http(url: str) -> bool:
+    return url.startswith(_HTTP) or url[:8].lower().startswith(_HTTP)
+
+
 @functools.lru_cache(maxsize=1024)
-def _split_base(base: str) -> tuple[str, str]:
-    """A base URL's origin (``http://host``) and directory (``http://host/a/``)."""
+def _split_base(base: str) -> tuple[str, str] | None:
+    """An http(s) base URL's origin (``http://host``) and directory (``http://host/a/``);
+    None for another scheme."""
+    if not _is_http(base):
+        return None
     parts = urlsplit(base)
     origin = f"{parts.scheme}://{parts.netloc}"
     return origin, origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
@@ -50,13 +58,15 @@ def _join(base: str, reference: str) -> str:
     """``urljoin`` with fast paths for the common plain relative references."""
     if "./" in reference or reference.startswith(("//", "?", "#", ".")):
         return urljoin(base, reference)
-    colon, slash = reference.find(":"), reference.find("/")
-    if colon != -1 and (slash == -1 or colon < slash):
-        return reference  # has its own scheme
-    if not base[:8].lower().startswith(_HTTP):
+    colon = reference.find(":")
+    if colon != -1:
+        slash = reference.find("/")
+        if slash == -1 or colon < slash:
+            return reference  # has its own scheme
+    split = _split_base(base)
+    if split is None:
         return urljoin(base, reference)
-    origin, directory = _split_base(base)
-    return origin + reference if reference.startswith("/") else directory + reference
+    return split[0] + reference if reference[0] == "/" else split[1] + reference
 
 
 def absolute_http_url(base: str, reference: str) -> str | None:
@@ -72,9 +82,9 @@ def absolute_http_url(base: str, reference: str) -> str | None:
     reference = reference.strip()
     if not reference:
         return None
-    if not reference[:8].lower().startswith(_HTTP):
+    if not _is_http(reference):
         reference = _join(base, reference)
-        if not reference[:8].lower().startswith(_HTTP):
+        if not _is_http(reference):
             return None
     return reference.partition("#")[0] if "#" in reference else reference
 
@@ -110,6 +120,7 @@ class LinkCollector:
         self._sitemap_closed = False
         self._links_capped = False
         self._resolved: dict[str, str | None] = {}  # reference -> URL, against document_url
+        self._max_links = settings.max_links
 
     @property
     def links(self) -> list[str]:
@@ -151,16 +162,8 @@ class LinkCollector:
         ``xml-stylesheet`` processing instructions (a plain walk: documents have tens of
         elements, and an XPath over the reference attributes costs more than the walk)."""
         self.root(root)
-        text_links = self._kind is not None
         for element in root.iter(etree.Element):
-            items = element.items()
-            if items:
-                references = [item for item in items if item[0] in _REFERENCE_ATTRIBUTES]
-                if references:
-                    self._references(element, references)
-                    continue
-            if text_links and element.text:
-                self._text_link(element, None)
+            self._element(element)
         for node in root.itersiblings(etree.PI, preceding=True):
             self.node(node)
         for node in root.iter(etree.PI):
@@ -171,24 +174,25 @@ class LinkCollector:
     def node(self, node: etree._Element) -> None:
         """Collect what one element or processing instruction refers to."""
         tag = node.tag
-        if tag.__class__ is not str:
-            if tag is etree.PI and node.target == "xml-stylesheet":
-                href = node.get("href")
-                if href:
-                    self.dependency(self._resolve(self._base_of(node), href))
-            return
-        references = [item for item in node.items() if item[0] in _REFERENCE_ATTRIBUTES]
-        if references:
-            self._references(node, references)
-        elif self._kind is not None and node.text:
-            self._text_link(node, None)
+        if tag.__class__ is str:
+            self._element(node)
+        elif tag is etree.PI and node.target == "xml-stylesheet":
+            href = node.get("href")
+            if href:
+                self.dependency(self._resolve(self._base_of(node), href))
 
-    def _references(self, element: etree._Element, references: list[tuple[str, str]]) -> None:
+    def _element(self, element: etree._Element) -> None:
         """Take the reference attributes of an element (and its text, in a feed)."""
-        if self._fixed_base and any(name == XML_BASE for name, _ in references):
-            self._fixed_base = False  # this element and what follows may have another base
-        base = self._base_of(element)
-        for name, value in references:
+        base = None
+        for name, value in element.items():
+            if name not in _REFERENCE_ATTRIBUTES:
+                continue
+            if base is None:
+                if self._fixed_base and element.get(XML_BASE) is None:
+                    base = self.document_url
+                else:
+                    self._fixed_base = False  # this element and those after may have another
+                    base = element.base or self.document_url
             if name in _LINK_ATTRIBUTES:
                 self._add_link(base, value)
             elif name == XSI_SCHEMA_LOCATION:
@@ -247,10 +251,12 @@ class LinkCollector:
     def _add_link(self, base: str | None, reference: str | None) -> None:
         if reference is None:
             return
-        url = self._resolve(base or self.document_url, reference)
+        url = self._resolved.get(reference, _UNRESOLVED) if self._fixed_base else _UNRESOLVED
+        if url is _UNRESOLVED:  # (the common case above is :meth:`_resolve`, inlined)
+            url = self._resolve(base or self.document_url, reference)
         if url is None or url in self._links:
             return
-        if len(self._links) >= self.settings.max_links:
+        if len(self._links) >= self._max_links:
             if not self._links_capped:
                 self._links_capped = True
                 self.notes.append(f"links capped at {self.settings.max_links}")
