@@ -133,8 +133,15 @@ class Loader:
         self.repository.close()
 
     def resolver(self) -> CacheResolver:
-        """A fresh resolver (it records what one parse found missing)."""
-        return CacheResolver(self.cache, self._dependency_id, self.in_scope)
+        """This thread's resolver, reset (it records what one parse found missing, and
+        keeps the thread's parsers)."""
+        resolver = getattr(self._thread, "resolver", None)
+        if resolver is None:
+            resolver = self._thread.resolver = CacheResolver(
+                self.cache, self._dependency_id, self.in_scope
+            )
+        resolver.reset()
+        return resolver
 
     def _dependency_id(self, url: str) -> int | None:
         """A dependency's URL-Id, remembered (URL-Ids never change; DTDs are shared)."""

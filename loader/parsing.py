@@ -68,8 +68,23 @@ def safe_parser(
 ) -> etree.XMLParser:
     """An lxml parser that can only load external resources through ``resolver``.
 
-    With ``pull_base_url`` it is an ``XMLPullParser`` (fed in chunks, events start/end/pi).
+    With ``pull_base_url`` it is a new ``XMLPullParser`` (fed in chunks, events
+    start/end/pi); otherwise the resolver's parser for these options, built once. A parser
+    serves one parse at a time: a resolver belongs to one thread.
     """
+    if pull_base_url is None:
+        parser = resolver.parsers.get((validate, encoding))
+        if parser is None:
+            parser = resolver.parsers[validate, encoding] = _new_parser(
+                resolver, validate, encoding, None
+            )
+        return parser
+    return _new_parser(resolver, validate, encoding, pull_base_url)
+
+
+def _new_parser(
+    resolver: CacheResolver, validate: bool, encoding: str | None, pull_base_url: str | None
+) -> etree.XMLParser:
     options = {
         "encoding": encoding,
         "no_network": True,
