@@ -21,6 +21,7 @@ metadata: URL-Ids come from the metadata manager.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sqlite3
@@ -104,7 +105,19 @@ class NewVersion(NamedTuple):
 
 def _version_info(row: tuple) -> VersionInfo:
     version, md5, fetched_at, size, validity = row
-    return VersionInfo(version, md5, fetched_at, size, Validity.from_dict(json.loads(validity)))
+    return VersionInfo(version, md5, fetched_at, size, _validity_of(validity))
+
+
+@functools.lru_cache(maxsize=256)
+def _validity_of(text: str) -> Validity:
+    """A validity read from its JSON (most documents share a few: memoised)."""
+    return Validity.from_dict(json.loads(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _validity_text(validity: Validity) -> str:
+    """A validity as the JSON kept in its version row (memoised, as :func:`_validity_of`)."""
+    return json.dumps(validity.as_dict())
 
 
 class DocumentRepository:
@@ -266,7 +279,7 @@ class DocumentRepository:
         with self._database() as conn:
             conn.execute(
                 "UPDATE versions SET validity = ? WHERE url_id = ? AND version = ?",
-                (json.dumps(validity.as_dict()), url_id, version),
+                (_validity_text(validity), url_id, version),
             )
 
     def stored_bodies(self, url_id: int) -> list[str]:
@@ -349,7 +362,7 @@ class DocumentRepository:
             size = len(new.body) if isinstance(new.body, bytes) else new.body.stat().st_size
             if all(md5 != old_md5 for _, old_md5 in previous):
                 bodies.append((url_id, md5, *self._encode(url_id, md5, new.body, size)))
-            validity = json.dumps(new.validity.as_dict())
+            validity = _validity_text(new.validity)
             versions.append((url_id, number, md5, new.fetched_at, size, validity))
             documents.append((url_id, new.url))
             changes.append((url_id, number, md5, new.fetched_at))
