@@ -142,31 +142,36 @@ def _link_rows(
 ) -> list[tuple[int, list[int], list[int]]]:
     """``(url_id, children, dependencies)`` URL-Ids of a batch's documents, from one
     ``ids_for`` call for all their URLs (canonicalised here; the URLs the metadata manager
-    refuses are recorded with the document that named them, as ``ids_for`` does)."""
-    keys: dict[str, str | None] = {}
+    refuses are recorded with the document that named them, as ``ids_for`` does). A
+    document's link to itself (an Atom feed's ``rel="self"``) is not a child."""
+    keyed = []  # per document, the canonical URL of each link and dependency (None: refused)
     for url_id, links, dependencies in documents:
-        refused = []
-        for url in (*links, *dependencies):
-            if url not in keys:
-                try:
-                    keys[url] = canonicalize_url(url)
-                except InvalidURL:
-                    keys[url] = None
-            if keys[url] is None:
-                refused.append(url)
+        urls = (*links, *dependencies)
+        keys = [_canonical(url) for url in urls]
+        refused = [url for url, key in zip(urls, keys, strict=True) if key is None]
         if refused:
             metadata.ids_for(refused, referrer=url_id)  # records why each was refused
-    wanted = list(dict.fromkeys(key for key in keys.values() if key is not None))
+        keyed.append(keys)
+    wanted = list(dict.fromkeys(key for keys in keyed for key in keys if key is not None))
     ids = dict(zip(wanted, metadata.ids_for(wanted, canonical=True), strict=True))
+    del wanted
     rows = []
-    for url_id, links, dependencies in documents:
-        children = [ids.get(keys[url]) for url in links]
-        needed = [ids.get(keys[url]) for url in dependencies]
+    for (url_id, links, _), keys in zip(documents, keyed, strict=True):
+        found = [ids.get(key) for key in keys]
         rows.append(
             (
                 url_id,
-                [i for i in dict.fromkeys(children) if i is not None and i != url_id],
-                [i for i in dict.fromkeys(needed) if i is not None],
+                [i for i in dict.fromkeys(found[: len(links)]) if i is not None and i != url_id],
+                [i for i in dict.fromkeys(found[len(links) :]) if i is not None],
             )
         )
     return rows
+
+
+def _canonical(url: str) -> str | None:
+    """The canonical URL (the same string when it already is), or None if refused."""
+    try:
+        key = canonicalize_url(url)
+    except InvalidURL:
+        return None
+    return url if key == url else key
