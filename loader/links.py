@@ -16,7 +16,7 @@ ancestors, else the document's URL; only http(s) results are kept, without their
 from __future__ import annotations
 
 import functools
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from lxml import etree
 
@@ -49,9 +49,11 @@ def _split_base(base: str) -> tuple[str, str] | None:
     None for another scheme."""
     if not _is_http(base):
         return None
-    parts = urlsplit(base)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    return origin, origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    rest = base.partition("#")[0].partition("?")[0]
+    path_start = rest.find("/", rest.find("://") + 3)
+    if path_start == -1:
+        return rest, rest + "/"
+    return rest[:path_start], rest[: rest.rfind("/") + 1]
 
 
 def _join(base: str, reference: str) -> str:
