@@ -206,6 +206,14 @@ class Loader:
             pending.flush(self.metadata, self.repository)
             pending.reads.stale()
 
+    def _state(self, url_id: int) -> DocumentState:
+        """What is known of a page about to be loaded (its pending writes made first: its
+        latest version and status are read as the batch left them)."""
+        pending = self._thread.pending
+        if pending.holds(url_id):
+            self._flush()
+        return pending.reads.take(url_id)
+
     def _read_states(self, url_ids: list[int]) -> dict[int, DocumentState]:
         """What the loader needs to know of these pages before loading them (three queries)."""
         latest = self.repository.latest_many(url_ids)
@@ -221,10 +229,7 @@ class Loader:
     ) -> LoadResult:
         if not isinstance(body, bytes):
             body = Path(body)
-        pending = self._thread.pending
-        if pending.holds(url_id):
-            self._flush()  # its latest version and status are read as the batch left them
-        state = pending.reads.take(url_id)
+        state = self._state(url_id)
         content_type = content_type_of(headers)
         if self._is_dependency(url_id, url, content_type, state):
             return self._dependency_arrived(url_id, url, body, fetched_at)
@@ -364,9 +369,7 @@ class Loader:
         state: DocumentState | None = None,
     ) -> LoadResult:
         if state is None:  # a parked document, retried
-            if self._thread.pending.holds(url_id):
-                self._flush()
-            state = self._thread.pending.reads.take(url_id)
+            state = self._state(url_id)
         try:
             return self._parse_and_store(url_id, url, body, content_type, fetched_at, state)
         except DocumentRejected as rejected:
