@@ -184,7 +184,10 @@ class SlicedGraph:
                 pair.tofile(spill)
                 count += len(src)
         try:
-            pairs = np.memmap(spill_path, dtype=np.int32, mode="r", shape=(count, 2))
+            if count == 0:  # no link (a file of zero bytes cannot be mapped)
+                pairs = np.empty((0, 2), dtype=np.int32)
+            else:
+                pairs = np.memmap(spill_path, dtype=np.int32, mode="r", shape=(count, 2))
             edges = ArrayEdges(pairs[:, 0], pairs[:, 1])
             return cls._build(edges, directory, parse_size(memory), num_pages, slices)
         finally:
