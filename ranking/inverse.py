@@ -46,12 +46,13 @@ Extrapolation. The spectrum of c·Mᵗ + (1 − c)·E'·1ᵀ on the benchmark gr
 is the Perron root 1/r ≈ 0.882, then a cluster of modulus c = 0.85 (c, −c, c·e^{±2πi/3}: the
 closed and nearly closed groups of pages, hosts whose links stay inside), so Jacobi shrinks
 the error by c·r ≈ 0.963 a sweep and Gauss-Seidel by about (c·r)² ≈ 0.93, the error staying
-in a few slow modes. So every few sweeps the interest is extrapolated from two iterates (:mod:`ranking.extrapolation`: x_s saved at sweep s and x_t six sweeps
-later give (x_t − d·x_s)/(1 − d), d the measured decay of the slow mode between them). The
-children sums are linear in x and are extrapolated alike, so they stay exact without a
-scan; the extrapolated vector is normalised and r recomputed as after any sweep. The fixed
-point is unchanged (x_s = x_t = x* leaves it in place). It nearly halves the sweeps (134 →
-73 on the 1M-page benchmark graph).
+in a few slow modes. So every few sweeps the interest is extrapolated from two iterates
+(:mod:`ranking.extrapolation`: x_s saved at sweep s and x_t six sweeps later give
+(x_t − d·x_s)/(1 − d), d the measured decay of the slow mode between them). The children
+sums are linear in x and are extrapolated alike, so they stay exact without a scan; the
+extrapolated vector is normalised and r recomputed as after any sweep. The fixed point is
+unchanged (x_s = x_t = x* leaves it in place). It nearly halves the sweeps (134 → 73 on the
+1M-page benchmark graph).
 
 Why no error bound: the columns of c·Mᵗ sum to c·Σ_{i→j} 1/OutDeg(i), which exceeds c
 whenever a page's parents have few links, r changes every sweep, and Gauss-Seidel on an
