@@ -84,6 +84,21 @@ PROGRESS_WINDOW = 10
 SLOWEST_RATE = 0.95
 
 
+def xml_mask(is_xml: np.ndarray) -> np.ndarray:
+    """The XML pages as a boolean mask: E' of PR' up to its normalisation, which
+    :class:`InversePageRank` does while copying it (so no page-sized float array is made).
+
+    Examples
+    --------
+    >>> xml_mask([1, 0, 1]).tolist()
+    [True, False, True]
+    """
+    is_xml = np.asarray(is_xml, dtype=bool)
+    if not is_xml.any():
+        raise InvalidGraph("no XML page: the interest (biased to XML) is undefined")
+    return is_xml
+
+
 def xml_teleport(is_xml: np.ndarray) -> np.ndarray:
     """E' of PR': 1/N_XML on XML pages, 0 elsewhere.
 
@@ -92,11 +107,8 @@ def xml_teleport(is_xml: np.ndarray) -> np.ndarray:
     >>> xml_teleport(np.array([True, False, True])).tolist()
     [0.5, 0.0, 0.5]
     """
-    is_xml = np.asarray(is_xml, dtype=bool)
-    count = int(is_xml.sum())
-    if count == 0:
-        raise InvalidGraph("no XML page: the interest (biased to XML) is undefined")
-    return is_xml / count
+    is_xml = xml_mask(is_xml)
+    return is_xml / int(is_xml.sum())
 
 
 def importance_teleport(importance: np.ndarray, is_xml: np.ndarray) -> np.ndarray:
@@ -122,9 +134,10 @@ class InversePageRank(SlicedRanking):
     graph : SlicedGraph
         The sliced link matrix (the same slices as the direct ranking).
     teleport : ndarray
-        E', non-negative, one value per page (normalised here): :func:`xml_teleport` for
-        PR', :func:`importance_teleport` for PR''. The sweeps start from 0 and reach the
-        fixed point of the paper's PR(M_Out, E', E'), which starts from E'.
+        E', non-negative, one value per page (normalised here): :func:`xml_teleport` (or
+        :func:`xml_mask`) for PR', :func:`importance_teleport` for PR''. The sweeps start
+        from 0 and reach the fixed point of the paper's PR(M_Out, E', E'), which starts
+        from E'.
     damping : float
         c in ]0, 1[.
     extrapolate : bool
