@@ -10,18 +10,76 @@ its next fetch differs from the stored MD5 and is loaded again, links and all.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from loader.interfaces import MetadataPort
-from loader.records import LoadOutcome, LoadResult
+from loader.records import LoadOutcome, LoadResult, VersionInfo
 from loader.repository import DocumentRepository, NewVersion
+from metadata.errors import InvalidURL
 from metadata.types import LoadStatus, PageType
+from metadata.urls import canonicalize_url
+
+WAITING_STATUSES = frozenset(
+    {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentState:
+    """What the loader reads of a page before loading its body."""
+
+    latest: VersionInfo | None  # its newest stored version
+    status: tuple[LoadStatus, str | None] | None  # its Status-Data
+    awaited: bool  # documents wait on it (then it is a dependency)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether it is parked (its status says it waits for a dependency)."""
+        return self.status is not None and self.status[0] in WAITING_STATUSES
+
+
+class BatchReads:
+    """The :class:`DocumentState` of every page of a batch, read for all of them at once.
+
+    Reading them page by page cost three queries per document. The states stay right until
+    the loader writes: every write (:meth:`stale`) makes the pages still ahead be read again
+    together, at the next :meth:`take`. A page outside the batch (a parked document a
+    dependency's arrival retries) is read on its own.
+    """
+
+    def __init__(self, read: Callable[[list[int]], dict[int, DocumentState]]) -> None:
+        self._read = read
+        self._ahead: Counter[int] = Counter()
+        self._known: dict[int, DocumentState] | None = None
+
+    def expect(self, url_ids: Iterable[int]) -> None:
+        """The pages of the batch, before any is loaded."""
+        self._ahead.update(url_ids)
+        self._known = None
+
+    def stale(self) -> None:
+        """Something was written: read the pages ahead again before using their states."""
+        self._known = None
+
+    def take(self, url_id: int) -> DocumentState:
+        """The state of a page about to be loaded."""
+        if self._ahead[url_id] <= 0:
+            return self._read([url_id])[url_id]
+        if self._known is None:
+            self._known = self._read(list(self._ahead))
+        self._ahead[url_id] -= 1
+        if not self._ahead[url_id]:
+            del self._ahead[url_id]
+        return self._known[url_id]
 
 
 @dataclass
 class PendingWrites:
     """What the documents of a batch loaded so far still have to write."""
 
+    reads: BatchReads
     versions: list[NewVersion] = field(default_factory=list)
     links: list[tuple[int, list[str], list[str]]] = field(default_factory=list)
     types: list[tuple[int, PageType, str | None]] = field(default_factory=list)
@@ -52,20 +110,18 @@ class PendingWrites:
         if not self.url_ids:
             return
         with metadata.transaction():
-            rows = []
-            for url_id, links, dependencies in self.links:
-                urls = links + dependencies
-                ids = metadata.ids_for(urls, referrer=url_id) if urls else []
-                children = [i for i in dict.fromkeys(ids[: len(links)]) if i is not None]
-                needed = [i for i in dict.fromkeys(ids[len(links) :]) if i is not None]
-                rows.append((url_id, children, needed))
+            rows = _link_rows(metadata, self.links)
             if rows:
                 metadata.set_children_many(rows)
             if self.types:
                 metadata.set_type_many(self.types)
             if self.statuses:
                 metadata.set_status_many(self.statuses)
-        stored = repository.store_many(self.versions)
+        versions = [
+            new._replace(dependencies=tuple(needed))
+            for new, (_, _, needed) in zip(self.versions, rows, strict=True)
+        ]
+        stored = repository.store_many(versions)
         for new, info, (_, children, needed) in zip(self.versions, stored, rows, strict=True):
             self.link_counts[new.url_id, info.version] = (len(children), len(needed))
         self.versions, self.links, self.types, self.statuses = [], [], [], []
@@ -79,3 +135,43 @@ class PendingWrites:
         if counts is None:
             return result
         return replace(result, links=counts[0], dependencies=counts[1])
+
+
+def _link_rows(
+    metadata: MetadataPort, documents: list[tuple[int, list[str], list[str]]]
+) -> list[tuple[int, list[int], list[int]]]:
+    """``(url_id, children, dependencies)`` URL-Ids of a batch's documents, from one
+    ``ids_for`` call for all their URLs (canonicalised here; the URLs the metadata manager
+    refuses are recorded with the document that named them, as ``ids_for`` does). A
+    document's link to itself (an Atom feed's ``rel="self"``) is not a child."""
+    keyed = []  # per document, the canonical URL of each link and dependency (None: refused)
+    for url_id, links, dependencies in documents:
+        urls = (*links, *dependencies)
+        keys = [_canonical(url) for url in urls]
+        refused = [url for url, key in zip(urls, keys, strict=True) if key is None]
+        if refused:
+            metadata.ids_for(refused, referrer=url_id)  # records why each was refused
+        keyed.append(keys)
+    wanted = list(dict.fromkeys(key for keys in keyed for key in keys if key is not None))
+    ids = dict(zip(wanted, metadata.ids_for(wanted, canonical=True), strict=True))
+    del wanted
+    rows = []
+    for (url_id, links, _), keys in zip(documents, keyed, strict=True):
+        found = [ids.get(key) for key in keys]
+        rows.append(
+            (
+                url_id,
+                [i for i in dict.fromkeys(found[: len(links)]) if i is not None and i != url_id],
+                [i for i in dict.fromkeys(found[len(links) :]) if i is not None],
+            )
+        )
+    return rows
+
+
+def _canonical(url: str) -> str | None:
+    """The canonical URL (the same string when it already is), or None if refused."""
+    try:
+        key = canonicalize_url(url)
+    except InvalidURL:
+        return None
+    return url if key == url else key

@@ -16,7 +16,7 @@ ancestors, else the document's URL; only http(s) results are kept, without their
 from __future__ import annotations
 
 import functools
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from lxml import etree
 
@@ -29,37 +29,46 @@ XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
 XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
 _HTTP = ("http://", "https://")
 _LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
-_ATTRIBUTE_CANDIDATES = "//*[@*] | //processing-instruction('xml-stylesheet')"
-LINK_CANDIDATES = etree.XPath(_ATTRIBUTE_CANDIDATES)
-"""The nodes of a whole tree that :meth:`LinkCollector.node` may take something from, in
-document order: a cheaper walk than visiting every element of a large tree from Python."""
-FEED_LINK_CANDIDATES = etree.XPath(
-    f"{_ATTRIBUTE_CANDIDATES} | //*[local-name() = 'link' or local-name() = 'loc']"
-)
-"""The same, plus the elements whose text is a link in feeds and sitemaps."""
+_REFERENCE_ATTRIBUTES = _LINK_ATTRIBUTES | {
+    XSI_SCHEMA_LOCATION,
+    XSI_NO_NAMESPACE_SCHEMA_LOCATION,
+    XML_BASE,
+}
+_UNRESOLVED = object()
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 
 
+def _is_http(url: str) -> bool:
+    return url.startswith(_HTTP) or url[:8].lower().startswith(_HTTP)
+
+
 @functools.lru_cache(maxsize=1024)
-def _split_base(base: str) -> tuple[str, str]:
-    """A base URL's origin (``http://host``) and directory (``http://host/a/``)."""
-    parts = urlsplit(base)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    return origin, origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+def _split_base(base: str) -> tuple[str, str] | None:
+    """An http(s) base URL's origin (``http://host``) and directory (``http://host/a/``);
+    None for another scheme."""
+    if not _is_http(base):
+        return None
+    rest = base.partition("#")[0].partition("?")[0]
+    path_start = rest.find("/", rest.find("://") + 3)
+    if path_start == -1:
+        return rest, rest + "/"
+    return rest[:path_start], rest[: rest.rfind("/") + 1]
 
 
 def _join(base: str, reference: str) -> str:
     """``urljoin`` with fast paths for the common plain relative references."""
     if "./" in reference or reference.startswith(("//", "?", "#", ".")):
         return urljoin(base, reference)
-    colon, slash = reference.find(":"), reference.find("/")
-    if colon != -1 and (slash == -1 or colon < slash):
-        return reference  # has its own scheme
-    if not base[:8].lower().startswith(_HTTP):
+    colon = reference.find(":")
+    if colon != -1:
+        slash = reference.find("/")
+        if slash == -1 or colon < slash:
+            return reference  # has its own scheme
+    split = _split_base(base)
+    if split is None:
         return urljoin(base, reference)
-    origin, directory = _split_base(base)
-    return origin + reference if reference.startswith("/") else directory + reference
+    return split[0] + reference if reference[0] == "/" else split[1] + reference
 
 
 def absolute_http_url(base: str, reference: str) -> str | None:
@@ -75,9 +84,9 @@ def absolute_http_url(base: str, reference: str) -> str | None:
     reference = reference.strip()
     if not reference:
         return None
-    if not reference[:8].lower().startswith(_HTTP):
+    if not _is_http(reference):
         reference = _join(base, reference)
-        if not reference[:8].lower().startswith(_HTTP):
+        if not _is_http(reference):
             return None
     return reference.partition("#")[0] if "#" in reference else reference
 
@@ -112,6 +121,8 @@ class LinkCollector:
         self._sitemap_urls = 0
         self._sitemap_closed = False
         self._links_capped = False
+        self._resolved: dict[str, str | None] = {}  # reference -> URL, against document_url
+        self._max_links = settings.max_links
 
     @property
     def links(self) -> list[str]:
@@ -148,35 +159,69 @@ class LinkCollector:
             self._sitemap_closed = True
             self.notes.append(reason)
 
+    def tree(self, root: etree._Element) -> None:
+        """Collect the links of a whole tree: its elements in document order, then its
+        ``xml-stylesheet`` processing instructions (a plain walk: documents have tens of
+        elements, and an XPath over the reference attributes costs more than the walk)."""
+        self.root(root)
+        for element in root.iter(etree.Element):
+            self._element(element)
+        for node in root.itersiblings(etree.PI, preceding=True):
+            self.node(node)
+        for node in root.iter(etree.PI):
+            self.node(node)
+        for node in root.itersiblings(etree.PI):
+            self.node(node)
+
     def node(self, node: etree._Element) -> None:
         """Collect what one element or processing instruction refers to."""
         tag = node.tag
-        if not isinstance(tag, str):
-            if tag is etree.PI and node.target == "xml-stylesheet":
-                href = node.get("href")
-                if href:
-                    self.dependency(absolute_http_url(self._base_of(node), href))
-            return
+        if tag.__class__ is str:
+            self._element(node)
+        elif tag is etree.PI and node.target == "xml-stylesheet":
+            href = node.get("href")
+            if href:
+                self.dependency(self._resolve(self._base_of(node), href))
+
+    def _element(self, element: etree._Element) -> None:
+        """Take the reference attributes of an element (and its text, in a feed)."""
         base = None
-        attributes = node.attrib
-        if attributes:
-            if self._fixed_base and XML_BASE in attributes:
-                self._fixed_base = False  # this node and what follows may have another base
-            base = self._base_of(node)
-            for name, value in attributes.items():
-                if name in _LINK_ATTRIBUTES:
-                    self._add_link(base, value)
-                elif name == XSI_SCHEMA_LOCATION:
-                    self._schema_pairs(base, value)
-                elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
-                    self._schema(base, "", value)
-        if self._kind is None or not node.text:
-            return
-        name = _local_name(tag)
+        for name, value in element.items():
+            if name not in _REFERENCE_ATTRIBUTES:
+                continue
+            if base is None:
+                if self._fixed_base and element.get(XML_BASE) is None:
+                    base = self.document_url
+                else:
+                    self._fixed_base = False  # this element and those after may have another
+                    base = element.base or self.document_url
+            if name in _LINK_ATTRIBUTES:
+                self._add_link(base, value)
+            elif name == XSI_SCHEMA_LOCATION:
+                self._schema_pairs(base, value)
+            elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
+                self._schema(base, "", value)
+        if self._kind is not None and element.text:
+            self._text_link(element, base)
+
+    def _text_link(self, element: etree._Element, base: str | None) -> None:
+        """An RSS ``<link>`` or a sitemap ``<loc>``: the element's text is a link."""
+        name = _local_name(element.tag)
         if self._kind == "sitemap" and name == "loc":
-            self._sitemap_loc(node)
+            self._sitemap_loc(element)
         elif self._kind == "rss" and name == "link":
-            self._add_link(base or self._base_of(node), node.text)
+            self._add_link(base or self._base_of(element), element.text)
+
+    def _resolve(self, base: str, reference: str) -> str | None:
+        """:func:`absolute_http_url`, each reference resolved once against the document's
+        URL (documents repeat their links)."""
+        if base is not self.document_url:
+            return absolute_http_url(base, reference)
+        try:
+            return self._resolved[reference]
+        except KeyError:
+            url = self._resolved[reference] = absolute_http_url(base, reference)
+            return url
 
     def _base_of(self, node: etree._Element) -> str:
         if self._fixed_base:
@@ -200,7 +245,7 @@ class LinkCollector:
             self._schema(base, namespace, location)
 
     def _schema(self, base: str, namespace: str, location: str) -> None:
-        url = absolute_http_url(base, location)
+        url = self._resolve(base, location)
         if url:
             self.schema_locations.setdefault(namespace, url)
             self.dependency(url)
@@ -208,10 +253,12 @@ class LinkCollector:
     def _add_link(self, base: str | None, reference: str | None) -> None:
         if reference is None:
             return
-        url = absolute_http_url(base or self.document_url, reference)
+        url = self._resolved.get(reference, _UNRESOLVED) if self._fixed_base else _UNRESOLVED
+        if url is _UNRESOLVED:  # (the common case above is :meth:`_resolve`, inlined)
+            url = self._resolve(base or self.document_url, reference)
         if url is None or url in self._links:
             return
-        if len(self._links) >= self.settings.max_links:
+        if len(self._links) >= self._max_links:
             if not self._links_capped:
                 self._links_capped = True
                 self.notes.append(f"links capped at {self.settings.max_links}")

@@ -26,15 +26,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from loader.batch import PendingWrites
+from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
-from loader.records import LoadOutcome, LoadResult, Validity
+from loader.records import Check, LoadOutcome, LoadResult, Validity
 from loader.repository import DocumentRepository, NewVersion
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
@@ -62,6 +61,18 @@ def md5_of(body: Body) -> str:
         while chunk := handle.read(_HASH_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def path_of(url: str) -> str:
+    """The path of an absolute URL (``urlsplit`` costs more; asked for every document).
+
+    >>> path_of("http://a.test/x/b.dtd?v=2#top"), path_of("http://a.dtd")
+    ('/x/b.dtd', '')
+    """
+    rest = url.partition("#")[0].partition("?")[0]
+    scheme_end = rest.find("://")
+    start = rest.find("/", scheme_end + 3) if scheme_end != -1 else 0
+    return "" if start == -1 else rest[start:]
 
 
 def content_type_of(headers: Mapping[str, str]) -> str | None:
@@ -122,8 +133,15 @@ class Loader:
         self.repository.close()
 
     def resolver(self) -> CacheResolver:
-        """A fresh resolver (it records what one parse found missing)."""
-        return CacheResolver(self.cache, self._dependency_id, self.in_scope)
+        """This thread's resolver, reset (it records what one parse found missing, and
+        keeps the thread's parsers)."""
+        resolver = getattr(self._thread, "resolver", None)
+        if resolver is None:
+            resolver = self._thread.resolver = CacheResolver(
+                self.cache, self._dependency_id, self.in_scope
+            )
+        resolver.reset()
+        return resolver
 
     def _dependency_id(self, url: str) -> int | None:
         """A dependency's URL-Id, remembered (URL-Ids never change; DTDs are shared)."""
@@ -161,7 +179,9 @@ class Loader:
         first, then its own writes at once. Nothing of the batch is visible to other
         readers before it ends; the results are those :meth:`load` would give.
         """
+        fetched = list(fetched)
         with self._batch() as pending:
+            pending.reads.expect(item[0] for item in fetched)
             results = [self._load_one(*item) for item in fetched]
         return [pending.finished(result) for result in results]
 
@@ -172,7 +192,7 @@ class Loader:
         if pending is not None:
             yield pending
             return
-        pending = self._thread.pending = PendingWrites()
+        pending = self._thread.pending = PendingWrites(BatchReads(self._read_states))
         try:
             yield pending
         finally:
@@ -184,16 +204,36 @@ class Loader:
         pending = getattr(self._thread, "pending", None)
         if pending is not None:
             pending.flush(self.metadata, self.repository)
+            pending.reads.stale()
+
+    def _state(self, url_id: int) -> DocumentState:
+        """What is known of a page about to be loaded (its pending writes made first: its
+        latest version and status are read as the batch left them)."""
+        pending = self._thread.pending
+        if pending.holds(url_id):
+            self._flush()
+        return pending.reads.take(url_id)
+
+    def _read_states(self, url_ids: list[int]) -> dict[int, DocumentState]:
+        """What the loader needs to know of these pages before loading them (three queries)."""
+        latest = self.repository.latest_many(url_ids)
+        statuses = self.metadata.statuses(url_ids)
+        awaited = self.metadata.awaited(url_ids)
+        return {
+            url_id: DocumentState(latest.get(url_id), statuses.get(url_id), url_id in awaited)
+            for url_id in url_ids
+        }
 
     def _load_one(
         self, url_id: int, url: str, body: Body, headers: Mapping[str, str], fetched_at: float
     ) -> LoadResult:
         if not isinstance(body, bytes):
             body = Path(body)
+        state = self._state(url_id)
         content_type = content_type_of(headers)
-        if self._is_dependency(url_id, url, content_type):
+        if self._is_dependency(url_id, url, content_type, state):
             return self._dependency_arrived(url_id, url, body, fetched_at)
-        return self._load_document(url_id, url, body, content_type, fetched_at)
+        return self._load_document(url_id, url, body, content_type, fetched_at, state)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """Fail every document waiting on a dependency the crawler could not fetch."""
@@ -228,17 +268,19 @@ class Loader:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _is_dependency(self, url_id: int, url: str, content_type: str | None) -> bool:
+    def _is_dependency(
+        self, url_id: int, url: str, content_type: str | None, state: DocumentState
+    ) -> bool:
         """A DTD or entity: asked for, already cached, or typed so by its server or suffix.
 
         A schema the loader did not ask for is an XML document like any other.
         """
-        if url_id in self.cache or self.metadata.waiting_on(url_id):
+        if url_id in self.cache or state.awaited:
             return True
         media_type = (content_type or "").partition(";")[0].strip().lower()
         if media_type in _DEPENDENCY_MEDIA_TYPES:
             return True
-        return urlsplit(url).path.lower().endswith(_DEPENDENCY_SUFFIXES)
+        return path_of(url).lower().endswith(_DEPENDENCY_SUFFIXES)
 
     def _dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float
@@ -255,11 +297,59 @@ class Loader:
                 url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
             )
         data = body if isinstance(body, bytes) else body.read_bytes()
+        earlier = self.cache.md5(url_id)
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
+        revalidated = self._revalidate(url_id) if earlier not in (None, md5) else []
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
-        notes = self._describe([r for r in retried if r is not None])
+        notes = (*revalidated, *self._describe([r for r in retried if r is not None]))
         return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+
+    def _revalidate(self, dependency_id: int) -> list[str]:
+        """Check again the latest version of every stored document that used a refreshed
+        DTD, entity or schema, and record its new validity (and status detail).
+
+        A document the new dependency makes unreadable, or that now needs a dependency not
+        cached yet, keeps its validity and gets a note; streamed documents are not checked.
+        """
+        notes = []
+        for url_id in self.repository.dependants(dependency_id):
+            latest = self.repository.latest(url_id)
+            if latest is None or latest.size > self.settings.stream_threshold_bytes:
+                continue
+            url = self.repository.document(url_id).url
+            body = self.repository.read(url_id, latest.version)
+            try:
+                parsed = parse_tree(body, url, None, self.settings, self.resolver())
+            except DocumentRejected as rejected:
+                notes.append(f"{url}: not revalidated: {rejected.reason}")
+                continue
+            schema = SchemaCheck() if parsed.missing else self._check_schema(parsed)
+            missing = parsed.missing or schema.missing
+            if missing:
+                notes.append(f"{url}: not revalidated: needs {', '.join(missing)}")
+                continue
+            validity = self._validity(parsed, schema)
+            if validity == latest.validity:
+                continue
+            self.repository.set_validity(url_id, latest.version, validity)
+            verdict = self._verdict(validity)
+            status = self.metadata.status(url_id)
+            if status is not None and status[0] is LoadStatus.LOADED:
+                self.metadata.set_status(
+                    url_id, LoadStatus.LOADED, f"version {latest.version}, {verdict}"
+                )
+            notes.append(f"{url}: version {latest.version} revalidated: {verdict}")
+        return notes
+
+    def _validity(self, parsed: ParsedDocument, schema: SchemaCheck) -> Validity:
+        """A parsed document's validity: its DTD check, then its schema check."""
+        errors = (*parsed.dtd_errors, *schema.errors)[: self.settings.max_validation_errors]
+        return Validity(parsed.dtd, schema.check, errors)
+
+    @staticmethod
+    def _verdict(validity: Validity) -> str:
+        return "valid" if validity.valid else f"invalid: {validity.errors[0]}"
 
     def _describe(self, results: list[LoadResult]) -> tuple[str, ...]:
         """One note per document a dependency's arrival (or failure) decided."""
@@ -270,17 +360,29 @@ class Loader:
         )
 
     def _load_document(
-        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        content_type: str | None,
+        fetched_at: float,
+        state: DocumentState | None = None,
     ) -> LoadResult:
-        if self._thread.pending.holds(url_id):
-            self._flush()  # its latest version and status are read as the batch left them
+        if state is None:  # a parked document, retried
+            state = self._state(url_id)
         try:
-            return self._parse_and_store(url_id, url, body, content_type, fetched_at)
+            return self._parse_and_store(url_id, url, body, content_type, fetched_at, state)
         except DocumentRejected as rejected:
             return self._fail(url_id, rejected)
 
     def _parse_and_store(
-        self, url_id: int, url: str, body: Body, content_type: str | None, fetched_at: float
+        self,
+        url_id: int,
+        url: str,
+        body: Body,
+        content_type: str | None,
+        fetched_at: float,
+        state: DocumentState,
     ) -> LoadResult:
         settings = self.settings
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
@@ -289,10 +391,10 @@ class Loader:
                 f"document of {size} bytes, over the limit of {settings.max_document_bytes}"
             )
         md5 = md5_of(body)
-        latest = self.repository.latest(url_id)
+        latest = state.latest
         if latest is not None and latest.md5 == md5:
-            self.parking.remove(url_id)
-            self._mark_loaded(url_id, f"version {latest.version}, unchanged")
+            self._unpark(url_id, state)
+            self._mark_loaded(url_id, state, f"version {latest.version}, unchanged")
             return LoadResult(url_id, LoadOutcome.UNCHANGED, latest.version, md5, latest.validity)
         resolver = self.resolver()
         if size > settings.stream_threshold_bytes:
@@ -311,8 +413,7 @@ class Loader:
         schema = self._check_schema(parsed)
         if schema.missing:
             return self._park(url_id, url, body, content_type, fetched_at, parsed, schema.missing)
-        errors = (*parsed.dtd_errors, *schema.errors)[: settings.max_validation_errors]
-        validity = Validity(parsed.dtd, schema.check, errors)
+        validity = self._validity(parsed, schema)
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
         number = latest.version + 1 if latest is not None else 1
         collector = parsed.collector
@@ -321,11 +422,11 @@ class Loader:
             collector.links,
             collector.dependencies,
         )
-        verdict = "valid" if validity.valid else f"invalid: {validity.errors[0]}"
-        self._mark_loaded(url_id, f"version {number}, {verdict}", always=True)
+        verdict = self._verdict(validity)
+        self._mark_loaded(url_id, state, f"version {number}, {verdict}", always=True)
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there
-        self.parking.remove(url_id)
+        self._unpark(url_id, state)
         return LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
 
     def _as_file(self, url_id: int, body: Body) -> Path:
@@ -336,10 +437,18 @@ class Loader:
         path.write_bytes(body)
         return path
 
-    def _mark_loaded(self, url_id: int, detail: str, *, always: bool = False) -> None:
+    def _unpark(self, url_id: int, state: DocumentState) -> None:
+        """Forget a parked body once its document is loaded (parked here or, as its waiting
+        status says, by another process on this repository)."""
+        if url_id in self.parking or state.waiting:
+            self.parking.remove(url_id)
+
+    def _mark_loaded(
+        self, url_id: int, state: DocumentState, detail: str, *, always: bool = False
+    ) -> None:
         """Status LOADED, and type XML if the page was not loaded before (first load, or
         back from a failure). An unchanged refresh of a loaded page writes nothing."""
-        previous = self.metadata.status(url_id)
+        previous = state.status
         loaded = previous is not None and previous[0] is LoadStatus.LOADED
         pending = self._thread.pending
         if not loaded:
@@ -353,7 +462,7 @@ class Loader:
         if not locations:
             return SchemaCheck()
         if parsed.streamed:
-            return SchemaCheck(note="schema not checked on a streamed document")
+            return SchemaCheck(Check.STREAMED, note="schema not checked on a streamed document")
         compiler = getattr(self._thread, "schemas", None)
         if compiler is None:
             compiler = self._thread.schemas = SchemaCompiler()

@@ -33,11 +33,21 @@ class ParkedDocument:
 
 
 class ParkingLot:
-    """Parked bodies and their loading context, one pair of files per URL-Id."""
+    """Parked bodies and their loading context, one pair of files per URL-Id.
+
+    The URL-Ids parked are also kept in memory (listed from the folder when it is opened),
+    so that finishing a document that was never parked, the common case, touches no file.
+    Another process parking in the same folder is seen through Status-Data instead: its
+    documents have a waiting status (see :meth:`Loader._load_document`).
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._parked = {int(info.stem) for info in self.folder.glob("*.json")}
+
+    def __contains__(self, url_id: int) -> bool:
+        return url_id in self._parked
 
     def park(
         self,
@@ -83,6 +93,7 @@ class ParkingLot:
             "requested": list(parked.requested),
         }
         write_atomically(self.folder / f"{url_id}.json", json.dumps(info).encode())
+        self._parked.add(url_id)
         return parked
 
     def get(self, url_id: int) -> ParkedDocument | None:
@@ -103,9 +114,10 @@ class ParkingLot:
 
     def remove(self, url_id: int) -> None:
         """Forget a parked document (nothing happens if it was not parked)."""
-        for suffix in (".json", ".body"):  # plain strings: called for every stored document
+        self._parked.discard(url_id)
+        for suffix in (".json", ".body"):
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.folder}/{url_id}{suffix}")
+                os.unlink(self.folder / f"{url_id}{suffix}")
 
     def __iter__(self) -> Iterator[ParkedDocument]:
         for info in sorted(self.folder.glob("*.json")):

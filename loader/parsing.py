@@ -29,12 +29,7 @@ from loader.errors import (
     EntityExpansionRefused,
     MalformedDocument,
 )
-from loader.links import (
-    FEED_LINK_CANDIDATES,
-    LINK_CANDIDATES,
-    LinkCollector,
-    absolute_http_url,
-)
+from loader.links import LinkCollector, absolute_http_url
 from loader.records import Check
 from loader.settings import LIBXML2_MAX_DEPTH, LoaderSettings
 
@@ -73,8 +68,23 @@ def safe_parser(
 ) -> etree.XMLParser:
     """An lxml parser that can only load external resources through ``resolver``.
 
-    With ``pull_base_url`` it is an ``XMLPullParser`` (fed in chunks, events start/end/pi).
+    With ``pull_base_url`` it is a new ``XMLPullParser`` (fed in chunks, events
+    start/end/pi); otherwise the resolver's parser for these options, built once. A parser
+    serves one parse at a time: a resolver belongs to one thread.
     """
+    if pull_base_url is None:
+        parser = resolver.parsers.get((validate, encoding))
+        if parser is None:
+            parser = resolver.parsers[validate, encoding] = _new_parser(
+                resolver, validate, encoding, None
+            )
+        return parser
+    return _new_parser(resolver, validate, encoding, pull_base_url)
+
+
+def _new_parser(
+    resolver: CacheResolver, validate: bool, encoding: str | None, pull_base_url: str | None
+) -> etree.XMLParser:
     options = {
         "encoding": encoding,
         "no_network": True,
@@ -208,12 +218,16 @@ def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
         expanded(name, ())
 
 
-def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
-    if not validated:
-        return Check.NONE
+def _declares_grammar(tree: etree._ElementTree) -> bool:
+    """Whether the DTDs declare elements (a DOCTYPE that only declares entities has no
+    grammar to check)."""
     dtds = (tree.docinfo.internalDTD, tree.docinfo.externalDTD)
-    if not any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds):
-        return Check.NONE  # a DOCTYPE that only declares entities has no grammar to check
+    return any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds)
+
+
+def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
+    if not validated or not _declares_grammar(tree):
+        return Check.NONE
     return Check.INVALID if errors else Check.VALID
 
 
@@ -251,10 +265,7 @@ def parse_tree(
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
-    collector.root(root)
-    candidates = FEED_LINK_CANDIDATES if collector.reads_text_links else LINK_CANDIDATES
-    for node in candidates(tree):
-        collector.node(node)
+    collector.tree(root)
     return _finish(tree, collector, validate, errors, resolver)
 
 
@@ -296,7 +307,9 @@ def parse_stream(
 
     The DTD is loaded (entities, defaults) but not validated against: libxml2 checks an
     element's content model on the children still in the tree when the element ends, and
-    the streaming frees them, so a streamed document's DTD check is "none" (noted).
+    the streaming frees them (keeping them would make memory grow with the document). A
+    streamed document whose DTD declares a grammar is recorded as "not validated: streamed"
+    (:attr:`Check.STREAMED`), and noted.
     """
     with open(path, "rb") as handle:
         head = handle.read(4)
@@ -333,6 +346,8 @@ def parse_stream(
         collector.notes.append("DTD not checked on a streamed document")
     parsed = _finish(tree, collector, False, [], resolver)
     parsed.streamed = True
+    if _declares_grammar(tree):
+        parsed.dtd = Check.STREAMED
     return parsed
 
 

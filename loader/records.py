@@ -12,6 +12,10 @@ class Check(enum.StrEnum):
     VALID = "valid"
     INVALID = "invalid"
     NONE = "none"  # the document names no DTD / no schema
+    # a streamed document (over stream_threshold_bytes) names one, but cannot be checked with
+    # bounded memory: libxml2 checks an element's content on its children in the tree, which
+    # the streaming frees, and lxml does not expose libxml2's streaming validator (xmlReader)
+    STREAMED = "not validated: streamed"
 
 
 @dataclass(frozen=True, slots=True)

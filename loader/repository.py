@@ -6,6 +6,7 @@ Versions are packed in one SQLite database, ``DIR/documents/versions.db`` (WAL m
     versions(url_id, version, md5, fetched_at, size, validity)   newest has the top number
     bodies(url_id, md5, codec, body)                     one row per distinct content
     changes(seq, url_id, version, md5, at)               one row per stored version
+    needs(dependency, url_id)                            the DTDs, entities, schemas used
 
 A body is kept once per document and content (``(url_id, md5)``): an unchanged refresh
 stores nothing, and a document that goes back to an earlier content shares that body.
@@ -20,6 +21,7 @@ metadata: URL-Ids come from the metadata manager.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sqlite3
@@ -51,10 +53,14 @@ CREATE TABLE IF NOT EXISTS bodies(
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
     md5 TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS needs(
+    dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
+    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
 """
 _VERSION_COLUMNS = "version, md5, fetched_at, size, validity"
 _ZSTD_LEVEL = 1  # ~20 us for a 5 KB document, about half its size
 _COPY_CHUNK = 1 << 20
+_IN_CHUNK = 500  # ids per "WHERE url_id IN (...)" probe
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +100,24 @@ class NewVersion(NamedTuple):
     md5: str
     fetched_at: float
     validity: Validity
+    dependencies: tuple[int, ...] = ()  # URL-Ids of the DTDs, entities and schemas it used
 
 
 def _version_info(row: tuple) -> VersionInfo:
     version, md5, fetched_at, size, validity = row
-    return VersionInfo(version, md5, fetched_at, size, Validity.from_dict(json.loads(validity)))
+    return VersionInfo(version, md5, fetched_at, size, _validity_of(validity))
+
+
+@functools.lru_cache(maxsize=256)
+def _validity_of(text: str) -> Validity:
+    """A validity read from its JSON (most documents share a few: memoised)."""
+    return Validity.from_dict(json.loads(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _validity_text(validity: Validity) -> str:
+    """A validity as the JSON kept in its version row (memoised, as :func:`_validity_of`)."""
+    return json.dumps(validity.as_dict())
 
 
 class DocumentRepository:
@@ -199,6 +218,22 @@ class DocumentRepository:
             ).fetchone()
         return None if row is None else _version_info(row)
 
+    def latest_many(self, url_ids: Sequence[int]) -> dict[int, VersionInfo]:
+        """:meth:`latest` of many documents in one query per 500 (a loader's batch); the
+        documents never stored are left out."""
+        found: dict[int, VersionInfo] = {}
+        wanted = list(dict.fromkeys(url_ids))
+        with self._database() as conn:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                rows = conn.execute(  # SQLite takes the bare columns from the max(version) row
+                    f"SELECT url_id, max(version), md5, fetched_at, size, validity FROM versions "
+                    f"WHERE url_id IN ({', '.join('?' * len(chunk))}) GROUP BY url_id",
+                    chunk,
+                )
+                found.update((row[0], _version_info(row[1:])) for row in rows)
+        return found
+
     def version(self, url_id: int, version: int | None = None) -> VersionInfo:
         """A given version (the latest when ``version`` is None)."""
         document = self.document(url_id)
@@ -230,6 +265,22 @@ class DocumentRepository:
             raise RepositoryCorrupt(
                 f"{self._body_file(url_id, md5)}: the body file of document {url_id} is gone"
             ) from None
+
+    def dependants(self, dependency_id: int) -> list[int]:
+        """The documents whose stored versions used a DTD, entity or schema (by URL-Id)."""
+        with self._database() as conn:
+            rows = conn.execute(
+                "SELECT url_id FROM needs WHERE dependency = ? ORDER BY url_id", (dependency_id,)
+            ).fetchall()
+        return [url_id for (url_id,) in rows]
+
+    def set_validity(self, url_id: int, version: int, validity: Validity) -> None:
+        """Record a stored version's new validity (its DTD or schema changed)."""
+        with self._database() as conn:
+            conn.execute(
+                "UPDATE versions SET validity = ? WHERE url_id = ? AND version = ?",
+                (_validity_text(validity), url_id, version),
+            )
 
     def stored_bodies(self, url_id: int) -> list[str]:
         """The MD5s of the distinct bodies kept for a document (shared by its versions)."""
@@ -277,14 +328,14 @@ class DocumentRepository:
 
         A body is written only if no kept version of its document has that MD5; the
         versions past ``versions_kept`` are pruned with the bodies no kept version shares.
+        The rows of the batch go in with one statement per table (``executemany``).
         """
         infos: list[VersionInfo] = []
         dropped_files: list[tuple[int, str]] = []
         with self._database() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for new in new_versions:
-                    infos.append(self._add(conn, new, dropped_files))
+                infos = self._add_all(conn, new_versions, dropped_files)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -296,45 +347,82 @@ class DocumentRepository:
                     self._body_file(url_id, md5).unlink(missing_ok=True)
         return infos
 
-    def _add(
-        self, conn: sqlite3.Connection, new: NewVersion, dropped: list[tuple[int, str]]
-    ) -> VersionInfo:
-        url_id, md5 = new.url_id, new.md5
-        previous = conn.execute(
-            "SELECT version, md5 FROM versions WHERE url_id = ? ORDER BY version", (url_id,)
-        ).fetchall()
-        number = previous[-1][0] + 1 if previous else 1
-        size = len(new.body) if isinstance(new.body, bytes) else new.body.stat().st_size
-        if md5 not in {old_md5 for _, old_md5 in previous}:
-            codec, blob = self._encode(url_id, md5, new.body, size)
-            conn.execute(
-                "INSERT OR REPLACE INTO bodies(url_id, md5, codec, body) VALUES (?, ?, ?, ?)",
-                (url_id, md5, codec, blob),
-            )
-        info = VersionInfo(number, md5, new.fetched_at, size, new.validity)
-        conn.execute(
-            f"INSERT INTO versions(url_id, {_VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-            (url_id, number, md5, new.fetched_at, size, json.dumps(new.validity.as_dict())),
+    def _add_all(
+        self,
+        conn: sqlite3.Connection,
+        new_versions: Sequence[NewVersion],
+        dropped: list[tuple[int, str]],
+    ) -> list[VersionInfo]:
+        kept_before = self._kept_versions(conn, [new.url_id for new in new_versions])
+        bodies, versions, documents, changes, needs, infos = [], [], [], [], [], []
+        for new in new_versions:
+            url_id, md5 = new.url_id, new.md5
+            previous = kept_before.setdefault(url_id, [])
+            number = previous[-1][0] + 1 if previous else 1
+            size = len(new.body) if isinstance(new.body, bytes) else new.body.stat().st_size
+            if all(md5 != old_md5 for _, old_md5 in previous):
+                bodies.append((url_id, md5, *self._encode(url_id, md5, new.body, size)))
+            validity = _validity_text(new.validity)
+            versions.append((url_id, number, md5, new.fetched_at, size, validity))
+            documents.append((url_id, new.url))
+            changes.append((url_id, number, md5, new.fetched_at))
+            needs += [(dependency, url_id) for dependency in new.dependencies]
+            infos.append(VersionInfo(number, md5, new.fetched_at, size, new.validity))
+            previous.append((number, md5))
+        conn.executemany(
+            "INSERT OR REPLACE INTO bodies(url_id, md5, codec, body) VALUES (?, ?, ?, ?)", bodies
         )
-        conn.execute(
+        conn.executemany(
+            f"INSERT INTO versions(url_id, {_VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            versions,
+        )
+        conn.executemany(
             "INSERT INTO documents(url_id, url) VALUES (?, ?) "
             "ON CONFLICT(url_id) DO UPDATE SET url = excluded.url",
-            (url_id, new.url),
+            documents,
         )
-        conn.execute(
-            "INSERT INTO changes(url_id, version, md5, at) VALUES (?, ?, ?, ?)",
-            (url_id, number, md5, new.fetched_at),
+        conn.executemany(
+            "INSERT INTO changes(url_id, version, md5, at) VALUES (?, ?, ?, ?)", changes
         )
-        kept = [*previous, (number, md5)][-self.versions_kept :]
-        if len(previous) + 1 > len(kept):
-            conn.execute(
-                "DELETE FROM versions WHERE url_id = ? AND version < ?", (url_id, kept[0][0])
+        # kept when a later version no longer uses it: a refresh of it then checks the
+        # document again for nothing, rather than every store deleting rows
+        conn.executemany("INSERT OR IGNORE INTO needs(dependency, url_id) VALUES (?, ?)", needs)
+        for url_id, kept in kept_before.items():
+            if len(kept) > self.versions_kept:
+                self._prune(conn, url_id, kept, dropped)
+        return infos
+
+    def _kept_versions(
+        self, conn: sqlite3.Connection, url_ids: list[int]
+    ) -> dict[int, list[tuple[int, str]]]:
+        """The ``(version, md5)`` kept of each document, oldest first (one query per 500)."""
+        kept: dict[int, list[tuple[int, str]]] = {}
+        wanted = list(dict.fromkeys(url_ids))
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            rows = conn.execute(
+                "SELECT url_id, version, md5 FROM versions "
+                f"WHERE url_id IN ({', '.join('?' * len(chunk))}) ORDER BY url_id, version",
+                chunk,
             )
-            kept_md5s = {old_md5 for _, old_md5 in kept}
-            for old_md5 in {old_md5 for _, old_md5 in previous} - kept_md5s:
-                conn.execute("DELETE FROM bodies WHERE url_id = ? AND md5 = ?", (url_id, old_md5))
-                dropped.append((url_id, old_md5))
-        return info
+            for url_id, version, md5 in rows:
+                kept.setdefault(url_id, []).append((version, md5))
+        return kept
+
+    def _prune(
+        self,
+        conn: sqlite3.Connection,
+        url_id: int,
+        versions: list[tuple[int, str]],
+        dropped: list[tuple[int, str]],
+    ) -> None:
+        """Delete the versions of a document past ``versions_kept``, and their bodies."""
+        kept = versions[-self.versions_kept :]
+        conn.execute("DELETE FROM versions WHERE url_id = ? AND version < ?", (url_id, kept[0][0]))
+        kept_md5s = {md5 for _, md5 in kept}
+        for old_md5 in {md5 for _, md5 in versions} - kept_md5s:
+            conn.execute("DELETE FROM bodies WHERE url_id = ? AND md5 = ?", (url_id, old_md5))
+            dropped.append((url_id, old_md5))
 
     def _encode(
         self, url_id: int, md5: str, body: bytes | Path, size: int

@@ -795,6 +795,35 @@ class Metadata:
         row = self._one("SELECT status, detail FROM load_status WHERE id = ?", (url_id,))
         return None if row is None else (LoadStatus(row[0]), row[1])
 
+    def statuses(self, url_ids: Iterable[int]) -> dict[int, tuple[LoadStatus, str | None]]:
+        """:meth:`status` of many documents in one query (a loader's batch); the documents
+        that never had one are left out."""
+        wanted = list(dict.fromkeys(int(url_id) for url_id in url_ids))
+        found: dict[int, tuple[LoadStatus, str | None]] = {}
+        with self._read() as conn:
+            for chunk in _chunks(wanted, _LOOKUP_CHUNK):
+                rows = conn.execute(
+                    "SELECT id, status, detail FROM load_status "
+                    f"WHERE id IN ({_marks(len(chunk))})",
+                    chunk,
+                )
+                found.update((url_id, (LoadStatus(s), d)) for url_id, s, d in rows)
+        return found
+
+    def awaited(self, dependency_ids: Iterable[int]) -> set[int]:
+        """Those of ``dependency_ids`` that some document waits on (a loader's batch: one query)."""
+        wanted = list(dict.fromkeys(int(url_id) for url_id in dependency_ids))
+        awaited: set[int] = set()
+        with self._read() as conn:
+            for chunk in _chunks(wanted, _LOOKUP_CHUNK):
+                rows = conn.execute(
+                    f"SELECT DISTINCT dependency FROM waiting WHERE dependency IN "
+                    f"({_marks(len(chunk))})",
+                    chunk,
+                )
+                awaited.update(row[0] for row in rows)
+        return awaited
+
     def waiting_for(self, url_id: int) -> list[int]:
         """The dependencies a document waits for (ascending URL-Ids)."""
         rows = self._all(

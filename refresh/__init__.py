@@ -17,7 +17,14 @@ from refresh.policy import (
     penalty_intervals,
     refresh_intervals,
 )
-from refresh.scheduler import CrawlQueue, FolderSchedule, plan_time_unit, scan_due, submit_plan
+from refresh.scheduler import (
+    CrawlQueue,
+    FolderSchedule,
+    RefreshTimetable,
+    plan_time_unit,
+    scan_due,
+    submit_plan,
+)
 from refresh.settings import RefreshSettings
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "ObservationBatch",
     "RefreshPlan",
     "RefreshSettings",
+    "RefreshTimetable",
     "SqrtWeightSum",
     "change_observation_mle",
     "estimate_change_rates",

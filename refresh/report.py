@@ -72,6 +72,61 @@ class ScheduleReport:
         }
 
 
+def time_averaged_obsolescence(
+    history: Mapping[str, np.ndarray],
+    ids: np.ndarray,
+    weight: np.ndarray,
+    start: float,
+    end: float,
+) -> float:
+    """The repository's obsolescence Σ r_i·λ_i·(t − t0_i) averaged over [start, end] (§6.4).
+
+    The quantity whose time average the policy keeps at Ω = S²/(2·G_r) (eq. 21, 18): measured
+    from the accesses themselves, exactly (each page's age grows linearly between two reads),
+    rather than sampled at one instant, which depends on where the instant falls in the
+    pages' refresh cycles.
+
+    Parameters
+    ----------
+    history
+        ``Metadata.observation_history()``: ``id`` (ascending), ``offsets`` and ``at``.
+    ids, weight
+        The pages (ascending URL-Ids, e.g. the refresh view's) and their r·λ (λ per second;
+        0 for pages the policy does not refresh).
+    start, end
+        The window, in simulated seconds (``end > start``).
+
+    Returns
+    -------
+    float
+        The time average; a page counts from its first access (before it, it is not in the
+        repository).
+
+    Examples
+    --------
+    A page read at 0 and 10 with r·λ = 0.1, over [5, 15]: ages 5→10 then 0→5, mean 5.
+
+    >>> history = {"id": np.array([3]), "offsets": np.array([0, 2]), "at": np.array([0., 10.])}
+    >>> time_averaged_obsolescence(history, np.array([3]), np.array([0.1]), 5.0, 15.0)
+    0.5
+    """
+    if not end > start:
+        raise ValueError(f"the window must not be empty, got [{start}, {end}]")
+    at = np.asarray(history["at"], dtype=np.float64)
+    page = np.repeat(np.arange(len(history["id"])), np.diff(history["offsets"]))
+    kept = np.isfinite(at)
+    at, page = at[kept], page[kept]
+    order = np.lexsort((at, page))
+    at, page = at[order], page[order]
+    following = np.append(at[1:], np.inf)
+    following[np.append(page[1:] != page[:-1], True)] = np.inf  # a page's last access
+    low, high = np.maximum(at, start), np.minimum(following, end)
+    span = np.maximum(high - low, 0.0)
+    area = span * ((low + high) / 2 - at)  # ∫ (s − at) ds over [low, high]
+    rows = np.searchsorted(np.asarray(ids), np.asarray(history["id"]))[page]
+    return float(np.sum(np.asarray(weight, dtype=np.float64)[rows] * area) / (end - start))
+
+
 def host_keys(urls: list[str]) -> np.ndarray:
     """An integer per page naming its host (for the per-host checks and priors)."""
     hosts = np.array([urlsplit(url).hostname or "" for url in urls], dtype=object)

@@ -8,6 +8,13 @@ Two implementations of "the pages whose interval has elapsed" (§6.6):
   (:class:`FolderSchedule`); a unit only touches the ~G pages of its folder, at the price of
   the folders' storage and of a refresh moment rounded to the unit.
 
+A scan once per unit that fetches the due pages at once rounds every refresh moment up to the
+next scan: a page read just after a scan and due t units later waits for the scan after that,
+so the floored pages (t = 1) are read every 2 units and the others ~half a unit late; the
+bandwidth is under-spent and the obsolescence is well above Ω. So the plan also lists the
+pages due *before the next scan* with their moments (``upcoming``), and a
+:class:`RefreshTimetable` releases each one when its moment comes.
+
 :func:`plan_time_unit` turns the metadata's refresh view into one unit's work: refreshes
 (level 1) in decreasing accumulated obsolescence, retries of ERROR pages after their back-off
 (level 1), discovery of unread pages by decreasing OPIC cash with θ·G of the bandwidth
@@ -129,6 +136,8 @@ def retry_delay_units(failures: np.ndarray, settings: RefreshSettings) -> np.nda
 class UnitPlan:
     """One time unit's work, as URL-Ids per level, and the policy figures it was computed from.
 
+    ``refresh`` are the pages already due, ``upcoming`` those due before the unit ends (at
+    ``upcoming_at``, in due-time order, for a :class:`RefreshTimetable`).
     ``next_refresh`` (simulated seconds, NaN where no refresh is planned) is aligned with the
     view's rows, ready for ``Metadata.set_scores("next_refresh", ids, values)``; so are
     ``change_rate`` (λ per second, the prior filled in) and ``r``.
@@ -136,6 +145,9 @@ class UnitPlan:
 
     refresh: np.ndarray
     refresh_scores: np.ndarray
+    upcoming: np.ndarray
+    upcoming_at: np.ndarray
+    upcoming_scores: np.ndarray
     retry: np.ndarray
     discovery: np.ndarray
     discovery_scores: np.ndarray
@@ -223,6 +235,8 @@ def plan_time_unit(
     due = scan_due(next_refresh, now)
     score = weight[due] * (now - last[due]) / unit
     order = np.argsort(-score, kind="stable")
+    upcoming = np.flatnonzero((next_refresh > now) & (next_refresh <= now + unit))
+    upcoming = upcoming[np.argsort(next_refresh[upcoming], kind="stable")]
 
     error = page_type == "ERROR"
     make_dead = error & (failures >= settings.max_failures)
@@ -242,6 +256,9 @@ def plan_time_unit(
     return UnitPlan(
         refresh=ids[due][order],
         refresh_scores=score[order],
+        upcoming=ids[upcoming],
+        upcoming_at=next_refresh[upcoming],
+        upcoming_scores=weight[upcoming] * plan.interval[upcoming],
         retry=ids[retry],
         discovery=ids[unread],
         discovery_scores=cash[unread],
@@ -255,8 +272,49 @@ def plan_time_unit(
     )
 
 
+class RefreshTimetable:
+    """One unit's upcoming refreshes, handed to the crawler each at its own moment (§6.6).
+
+    The refresh pass runs once per unit; between two passes a light, frequent call of
+    :meth:`pop_due` releases the pages whose moment has come, so refreshes are spread over
+    the unit in due-time order instead of arriving at the crawler in one batch.
+
+    Examples
+    --------
+    >>> table = RefreshTimetable(np.array([7, 8, 9]), np.array([30.0, 10.0, 20.0]))
+    >>> table.pop_due(20.0)[0].tolist(), table.pop_due(25.0)[0].tolist(), len(table)
+    ([8, 9], [], 1)
+    """
+
+    def __init__(
+        self, url_ids: np.ndarray, due_at: np.ndarray, scores: np.ndarray | None = None
+    ) -> None:
+        order = np.argsort(np.asarray(due_at, dtype=np.float64), kind="stable")
+        self._ids = np.asarray(url_ids, dtype=np.int64)[order]
+        self._due_at = np.asarray(due_at, dtype=np.float64)[order]
+        self._scores = np.zeros(len(order)) if scores is None else np.asarray(scores)[order]
+        self._next = 0
+
+    @classmethod
+    def of_plan(cls, plan: UnitPlan) -> RefreshTimetable:
+        """The timetable of a unit's upcoming refreshes."""
+        return cls(plan.upcoming, plan.upcoming_at, plan.upcoming_scores)
+
+    def pop_due(self, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """The URL-Ids whose moment is ≤ ``now`` and not released yet, with their scores."""
+        end = int(np.searchsorted(self._due_at, now, side="right"))
+        start, self._next = self._next, max(self._next, end)
+        return self._ids[start : self._next], self._scores[start : self._next]
+
+    def __len__(self) -> int:
+        """Refreshes not released yet."""
+        return len(self._ids) - self._next
+
+
 def submit_plan(plan: UnitPlan, queue: CrawlQueue) -> None:
-    """Hand a unit's pages to the crawler queue, one ``submit`` per non-empty level."""
+    """Hand a unit's due pages to the crawler queue, one ``submit`` per non-empty level.
+
+    The ``upcoming`` pages are left to a :class:`RefreshTimetable` (they are not due yet)."""
     batches = (
         (plan.refresh, REFRESH_LEVEL, plan.refresh_scores),
         (plan.retry, REFRESH_LEVEL, np.zeros(len(plan.retry))),

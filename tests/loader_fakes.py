@@ -26,7 +26,7 @@ class FakeMetadata:
         self.ids: dict[str, int] = {}
         self.urls: dict[int, str] = {}
         self.types: dict[int, tuple] = {}
-        self.statuses: dict[int, tuple] = {}
+        self.status_rows: dict[int, tuple] = {}
         self.waiting: dict[int, tuple[int, ...]] = {}
         self.children: dict[int, list[int]] = {}
         self.dependencies: dict[int, list[int]] = {}
@@ -34,7 +34,7 @@ class FakeMetadata:
     def id_for(self, url: str, create: bool = True) -> int | None:
         return self.ids_for([url], create=create)[0]
 
-    def ids_for(self, urls, *, referrer=None, create=True):
+    def ids_for(self, urls, *, referrer=None, create=True, canonical=False):
         result = []
         for url in urls:
             if urlsplit(url).scheme not in ("http", "https"):
@@ -74,14 +74,20 @@ class FakeMetadata:
             self.set_status(url_id, status, detail)
 
     def set_status(self, url_id, status, detail=None, waiting_for=()):
-        self.statuses[url_id] = (status, detail)
+        self.status_rows[url_id] = (status, detail)
         self.waiting[url_id] = tuple(waiting_for) if status in WAITING else ()
 
     def status(self, url_id):
-        return self.statuses.get(url_id)
+        return self.status_rows.get(url_id)
+
+    def statuses(self, url_ids):
+        return {i: self.status_rows[i] for i in url_ids if i in self.status_rows}
 
     def waiting_on(self, dependency_id: int) -> list[int]:
         return sorted(d for d, deps in self.waiting.items() if dependency_id in deps)
+
+    def awaited(self, dependency_ids):
+        return {i for i in dependency_ids if self.waiting_on(i)}
 
     def links_of(self, url_id: int) -> list[str]:
         return [self.urls[i] for i in self.children.get(url_id, [])]

@@ -16,6 +16,8 @@ from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 DAY = 86_400.0
 G = 120.0
 DAYS = 8
+STEPS = 8
+"""Steps of the manual clock per day: the daemon's release job, RELEASES_PER_UNIT coarser."""
 
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -45,9 +47,12 @@ async def run(tmp_path_factory):
             await daemon.crawler.run()  # the first read of the web, at the epoch
             read_once = daemon.md.count_by_type()
             for _ in range(DAYS):
-                clock.advance(DAY)
                 await daemon.refresh_scan()
                 await daemon.crawler.run()
+                for _ in range(STEPS):  # the unit's refreshes, each released at its moment
+                    clock.advance(DAY / STEPS)
+                    await daemon.release_refreshes()
+                    await daemon.crawler.run()
             await daemon.recompute_ranking()
             yield daemon, read_once
         finally:
@@ -71,14 +76,16 @@ async def test_refreshes_come_at_about_g_per_unit(run):
     g_r = G * 0.9
     # each pass records the refreshes fetched since the one before: the first has none
     fetched = daemon.refreshes_per_unit[1:]
-    assert 0.5 * g_r <= np.mean(fetched) <= 1.5 * g_r, daemon.refreshes_per_unit
+    assert 0.75 * g_r <= np.mean(fetched) <= 1.25 * g_r, daemon.refreshes_per_unit
 
 
 async def test_obsolescence_stays_near_the_optimum(run):
+    """The time-averaged obsolescence of the second half against Ω(G): 1.08 here (1.01–1.08
+    over simulated webs of seeds 1–7); 1.98 when every refresh waited for the daily pass."""
     daemon, _ = run
     late = daemon.obsolescence_history[DAYS // 2 :]
     ratio = np.mean([o for _, o, _ in late]) / np.mean([omega for _, _, omega in late])
-    assert 0.3 < ratio < 3.0, daemon.obsolescence_history
+    assert 0.85 < ratio < 1.25, daemon.obsolescence_history
 
 
 async def test_change_rates_and_opic_are_stored(run):

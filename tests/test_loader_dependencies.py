@@ -66,14 +66,14 @@ def test_document_waits_for_its_dtd_then_loads_valid(loader, md, fetcher):
     waiting = loader.load(doc_id, DOC, VALID, {}, 1000.0)
     assert waiting.outcome is LoadOutcome.WAITING
     assert fetcher.requests == [(DTD, doc_id)]
-    assert md.statuses[doc_id][0] is LoadStatus.WAITING_DTD
+    assert md.status_rows[doc_id][0] is LoadStatus.WAITING_DTD
     assert md.waiting_on(md.id_for(DTD)) == [doc_id]
     assert loader.repository.latest(doc_id) is None
 
     arrived = deliver(loader, md, DTD, BOOK_DTD)
     assert arrived.outcome is LoadOutcome.DEPENDENCY
     assert md.types[md.id_for(DTD)][0] is PageType.DTD
-    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    assert md.status_rows[doc_id][0] is LoadStatus.LOADED
     stored = loader.repository.latest(doc_id)
     assert stored.validity.dtd is Check.VALID
     assert md.dependencies_of(doc_id) == [DTD]
@@ -107,10 +107,10 @@ def test_dtd_default_attributes_and_external_entities(loader, md, fetcher):
     doc_id = md.id_for(DOC)
     assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
     deliver(loader, md, DTD, dtd)
-    assert md.statuses[doc_id][0] is LoadStatus.WAITING_ENTITY
+    assert md.status_rows[doc_id][0] is LoadStatus.WAITING_ENTITY
     assert fetcher.urls == [DTD, ENTITY]
     deliver(loader, md, ENTITY, b"It was a dark night.")
-    assert md.statuses[doc_id][0] is LoadStatus.LOADED
+    assert md.status_rows[doc_id][0] is LoadStatus.LOADED
     tree = loader.repository.read(doc_id)
     assert tree == body  # the stored body is what was fetched, not its expansion
     assert set(md.dependencies_of(doc_id)) == {DTD, ENTITY}
@@ -134,7 +134,7 @@ def test_unfetchable_dtd_fails_its_waiters(loader, md):
     loader.load(doc_id, DOC, VALID, {}, 1000.0)
     [failed] = loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
     assert failed.url_id == doc_id
-    assert md.statuses[doc_id] == (
+    assert md.status_rows[doc_id] == (
         LoadStatus.FAILED,
         f"dependency {DTD} could not be fetched: HTTP 404",
     )
@@ -153,7 +153,7 @@ def test_schema_is_fetched_then_checked(loader, md, fetcher):
     url = "http://xml.test/books/pages.xml"
     waiting = loader.load(md.id_for(url), url, schema_document(b"12"), {}, 1000.0)
     assert waiting.outcome is LoadOutcome.WAITING
-    assert md.statuses[waiting.url_id][0] is LoadStatus.WAITING_SCHEMA
+    assert md.status_rows[waiting.url_id][0] is LoadStatus.WAITING_SCHEMA
     assert fetcher.urls == [XSD]
     deliver(loader, md, XSD, BOOK_XSD)
     stored = loader.repository.latest(waiting.url_id)
@@ -185,8 +185,8 @@ def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
     result = deliver(loader, md, DTD, b"<!-- " + b"x" * 2000 + b" -->")
     assert result.outcome is LoadOutcome.FAILED
     assert md.types[md.id_for(DTD)][0] is PageType.ERROR
-    assert md.statuses[doc_id][0] is LoadStatus.FAILED
-    assert "over the limit of 1000" in md.statuses[doc_id][1]
+    assert md.status_rows[doc_id][0] is LoadStatus.FAILED
+    assert "over the limit of 1000" in md.status_rows[doc_id][1]
 
 
 def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
@@ -199,7 +199,9 @@ def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
     arrived = deliver(loader, md, DTD, BOOK_DTD)
     assert arrived.notes == (f"{DOC}: stored",)
     stored = loader.repository.latest(doc_id)
-    assert stored.validity.dtd is Check.NONE  # the streaming frees what validation reads
+    assert stored.validity.dtd is Check.STREAMED  # the streaming frees what validation reads
+    assert stored.validity.dtd.value == "not validated: streamed"
+    assert stored.validity.valid  # not known to be invalid
     assert loader.repository.read(doc_id) == body
 
 
@@ -210,3 +212,60 @@ def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock)
     body = VALID.replace(b"</book>", b"<chapter>c</chapter>" * 10 + b"</book>")
     result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
     assert result.notes == ("DTD not checked on a streamed document",)
+    assert result.validity.dtd is Check.STREAMED
+
+
+def test_streamed_document_without_a_grammar_has_no_dtd_check(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    body = b'<!DOCTYPE r [<!ENTITY e "x">]><r>' + b"<p>&e;</p>" * 20 + b"</r>"
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.dtd is Check.NONE
+
+
+def test_streamed_document_records_its_schema_unchecked(tmp_path, md, fetcher, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
+    result = loader.load(md.id_for(DOC), DOC, schema_document(b"12" * 40), {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.schema is Check.STREAMED
+    assert "schema not checked on a streamed document" in result.notes
+
+
+def test_a_refreshed_dtd_revalidates_the_documents_that_use_it(loader, md):
+    deliver(loader, md, DTD, BOOK_DTD)
+    doc_id, other_id = md.id_for(DOC), md.id_for("http://xml.test/books/other.xml")
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    loader.load(other_id, "http://xml.test/books/other.xml", b"<book/>", {}, 1000.0)
+    stricter = BOOK_DTD.replace(b"(title, chapter*)", b"(title, chapter+)")
+
+    refreshed = deliver(loader, md, DTD, stricter, at=2000.0)
+    latest = loader.repository.latest(doc_id)
+    assert latest.version == 1
+    assert latest.validity.dtd is Check.INVALID
+    assert "expecting (title , chapter+)" in latest.validity.errors[0]
+    assert md.status_rows[doc_id] == (
+        LoadStatus.LOADED,
+        f"version 1, invalid: {latest.validity.errors[0]}",
+    )
+    assert refreshed.notes == (
+        f"{DOC}: version 1 revalidated: invalid: {latest.validity.errors[0]}",
+    )
+    assert loader.repository.latest(other_id).validity.dtd is Check.NONE  # does not use it
+
+    assert deliver(loader, md, DTD, stricter, at=3000.0).notes == ()  # same MD5: nothing to do
+    back = deliver(loader, md, DTD, BOOK_DTD, at=4000.0)
+    assert back.notes == (f"{DOC}: version 1 revalidated: valid",)
+    assert loader.repository.latest(doc_id).validity.dtd is Check.VALID
+    assert md.status_rows[doc_id] == (LoadStatus.LOADED, "version 1, valid")
+
+
+def test_a_refreshed_dtd_that_needs_an_entity_leaves_the_validity_and_says_why(loader, md):
+    deliver(loader, md, DTD, BOOK_DTD)
+    doc_id = md.id_for(DOC)
+    loader.load(doc_id, DOC, VALID, {}, 1000.0)
+    with_entity = BOOK_DTD + b'<!ENTITY % more SYSTEM "chapter.ent">%more;'
+    refreshed = deliver(loader, md, DTD, with_entity, at=2000.0)
+    assert refreshed.notes == (f"{DOC}: not revalidated: needs {ENTITY}",)
+    assert loader.repository.latest(doc_id).validity.dtd is Check.VALID

@@ -80,6 +80,16 @@ def test_atom_links(tmp_path, md):
     ]
 
 
+def test_a_feed_link_to_itself_is_not_a_child(tmp_path, md):
+    url = "http://feeds.test/atom.xml"
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom">
+      <link rel="self" href="http://feeds.test/atom.xml#top"/>
+      <link rel="alternate" href="/"/></feed>"""
+    found, _, result = links(tmp_path, md, body, url=url)
+    assert found == ["http://feeds.test/"]
+    assert result.links == 1
+
+
 SITEMAP = (
     b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
     + b"".join(b"<url><loc>http://xml.test/p%d.xml</loc></url>" % n for n in range(10))

@@ -48,6 +48,15 @@ def test_links_and_dependencies_reach_link_data(loader, md):
     assert md.page(url_id).page_type is PageType.XML
 
 
+def test_a_link_to_the_document_itself_is_dropped_after_canonicalisation(loader, md):
+    url_id = fetched(md, DOC)
+    body = b'<feed xmlns="http://www.w3.org/2005/Atom"><link rel="self" href="doc.xml"/>'
+    body += b'<link rel="self" href="HTTP://xml.TEST/books/doc.xml"/><link href="next.xml"/></feed>'
+    result = loader.load(url_id, DOC, body, {}, 1000.0)
+    assert md.urls_of(md.children(url_id)) == ["http://xml.test/books/next.xml"]
+    assert result.links == 1
+
+
 def test_dtd_round_trip_through_status_data(loader, md):
     url_id = fetched(md, DOC)
     waiting = loader.load(url_id, md.url_of(url_id), BOOK, {}, 1000.0)

@@ -38,7 +38,7 @@ def test_well_formed_document_is_stored_as_xml(tmp_path, md):
     assert result.validity.dtd is Check.NONE
     assert loader.repository.read(result.url_id) == b"<catalog><item>pen</item></catalog>"
     assert md.types[result.url_id] == (PageType.XML, None)
-    assert md.statuses[result.url_id][0] is LoadStatus.LOADED
+    assert md.status_rows[result.url_id][0] is LoadStatus.LOADED
 
 
 def test_malformed_document_is_error_naming_line_and_column(tmp_path, md):
@@ -48,7 +48,7 @@ def test_malformed_document_is_error_naming_line_and_column(tmp_path, md):
     assert "line 2, column" in result.reason
     assert "mismatch" in result.reason
     assert md.types[result.url_id] == (PageType.ERROR, result.reason)
-    assert md.statuses[result.url_id] == (LoadStatus.FAILED, result.reason)
+    assert md.status_rows[result.url_id] == (LoadStatus.FAILED, result.reason)
 
 
 def test_recovery_after_a_failure_types_the_page_xml_again(tmp_path, md):
@@ -66,7 +66,7 @@ def test_return_to_the_stored_content_after_a_failure_clears_the_error(tmp_path,
     again = load(loader, md, b"<r>good</r>", at=3000.0)
     assert again.outcome is LoadOutcome.UNCHANGED
     assert md.types[1] == (PageType.XML, None)
-    assert md.statuses[1] == (LoadStatus.LOADED, "version 1, unchanged")
+    assert md.status_rows[1] == (LoadStatus.LOADED, "version 1, unchanged")
 
 
 def test_bad_refresh_keeps_the_previous_good_version(tmp_path, md):

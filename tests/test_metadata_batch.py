@@ -75,3 +75,15 @@ def test_a_transaction_commits_every_write_or_none(md):
     assert md.id_for("http://x.test/d", create=False) is None
     md.set_children(b, [a])  # the manager is usable again
     assert md.children(b).tolist() == [a]
+
+
+def test_statuses_and_awaited_read_a_batch_at_once(md):
+    a, b, c, dtd = md.ids_for([f"http://x.test/{n}" for n in ("a", "b", "c", "d.dtd")])
+    md.set_status(a, LoadStatus.WAITING_DTD, "waiting", waiting_for=[dtd])
+    md.set_status(b, LoadStatus.LOADED, "version 1")
+    assert md.statuses([a, b, c, a]) == {
+        a: (LoadStatus.WAITING_DTD, "waiting"),
+        b: (LoadStatus.LOADED, "version 1"),
+    }
+    assert md.awaited([a, dtd, c]) == {dtd}
+    assert md.statuses([]) == {} and md.awaited([]) == set()

@@ -10,11 +10,12 @@ docs/daemon.md):
    parsing in a worker thread (:mod:`xyleme.loading`); OPIC is credited from the crawler's
    events after each commit;
 3. APScheduler's ``AsyncIOScheduler`` fires the periodic jobs on real time (simulated
-   intervals divided by the clock's speed): the refresh pass every time unit, the ranking
-   every ``rank_every`` units, the checkpoint, the command table. Tests build a
-   :class:`Daemon` on a ``ManualClock`` and call the jobs themselves
-   (:meth:`Daemon.refresh_scan`, :meth:`Daemon.recompute_ranking`, :meth:`Daemon.checkpoint`,
-   :meth:`Daemon.poll_commands`);
+   intervals divided by the clock's speed): the refresh pass every time unit, the release of
+   its refreshes at their moments ``RELEASES_PER_UNIT`` times a unit, the ranking every
+   ``rank_every`` units, the checkpoint, the command table. Tests build a :class:`Daemon` on
+   a ``ManualClock`` and call the jobs themselves (:meth:`Daemon.refresh_scan`,
+   :meth:`Daemon.release_refreshes`, :meth:`Daemon.recompute_ranking`,
+   :meth:`Daemon.checkpoint`, :meth:`Daemon.poll_commands`);
 4. state-changing commands of the CLI arrive through the command table
    (:mod:`xyleme.commands`); the daemon is their :class:`~xyleme.commands.CommandTarget`;
 5. SIGTERM / SIGINT stop taking work, give in-flight fetches the crawler's
@@ -48,7 +49,8 @@ from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
 from ranking.repository import rank_repository
 from refresh.recheck import RecheckProgress, recheck
-from refresh.report import ScheduleReport, host_keys, schedule_report
+from refresh.report import ScheduleReport, host_keys, schedule_report, time_averaged_obsolescence
+from refresh.scheduler import RefreshTimetable
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
@@ -65,6 +67,11 @@ log = logging.getLogger(__name__)
 DATABASE = "metadata.db"
 POLICY_FIGURES = ("S", "K", "omega", "obsolescence", "due_now", "refreshed_pages")
 """The refresh policy's figures kept for ``xyleme status`` and the demo."""
+RELEASES_PER_UNIT = 96
+"""How often a unit's upcoming refreshes are released to the crawler (each at its moment,
+to within 1/96 of a unit: 15 min when the unit is a day), but at most every
+``MIN_RELEASE_SECONDS`` real seconds (a fast clock would otherwise fire it 100 times a second)."""
+MIN_RELEASE_SECONDS = 0.05
 
 
 class DaemonStopped(RuntimeError):
@@ -113,6 +120,8 @@ class Daemon:
         self.policy: dict[str, float] = {}
         self.refreshes_per_unit: list[int] = []
         self.obsolescence_history: list[tuple[float, float, float]] = []
+        """(pass time, obsolescence averaged over the unit before it, Ω(G)) per refresh pass."""
+        self._timetable = RefreshTimetable(np.empty(0, np.int64), np.empty(0))
         self._refreshes = 0
         self._sitemap_hosts: set[str] = set()
         self.failure: str | None = None
@@ -237,6 +246,10 @@ class Daemon:
         scheduler = AsyncIOScheduler()
         jobs = [
             (self.refresh_scan, self._real_seconds(1.0)),
+            (
+                self.release_refreshes,
+                max(MIN_RELEASE_SECONDS, self._real_seconds(1.0 / RELEASES_PER_UNIT)),
+            ),
             (self._ranking_job, self._real_seconds(settings.rank_every)),
             (self._checkpoint_job, settings.checkpoint_seconds),
             (self.poll_commands, settings.command_poll),
@@ -372,11 +385,22 @@ class Daemon:
         λ is estimated from every page's observations, the sqrt(r·λ) policy gives each page
         its next refresh, and the unit's work goes to the crawler: the due refreshes and
         retries (level 1), θ·G unread pages by OPIC cash (level 2), DEAD re-checks (level 4).
-        The heavy part runs in a thread; only queueing touches the loop.
+        The refreshes due before the next pass wait in a timetable that
+        :meth:`release_refreshes` empties as their moments come. The heavy part runs in a
+        thread; only queueing touches the loop.
         """
         now, started = self.clock.now(), time.monotonic()
-        report, obsolescence = await asyncio.to_thread(self._plan_refreshes, now, self.opic.cash())
+        previous = self.passes["refresh"]
+        since = (
+            previous
+            if previous is not None and previous < now
+            else now - self.config.clock.time_unit
+        )
+        report, obsolescence = await asyncio.to_thread(
+            self._plan_refreshes, now, self.opic.cash(), since
+        )
         plan = report.plan
+        self._timetable = RefreshTimetable.of_plan(plan)
         batches = (
             (plan.refresh, Level.REFRESH, plan.refresh_scores),
             (plan.retry, Level.REFRESH, np.zeros(len(plan.retry))),
@@ -399,10 +423,11 @@ class Daemon:
         self.policy = {**report.summary(), "obsolescence": obsolescence}
         self.obsolescence_history.append((now, obsolescence, self.policy["omega"]))
         log.info(
-            "refresh pass in %.1f s: %d due, %d retries, %d discoveries, %d re-checks; "
-            "S %.4g, K %.4g, Ω(G) %.4g, obsolescence now %.4g",
+            "refresh pass in %.1f s: %d due, %d more in this unit, %d retries, %d discoveries, "
+            "%d re-checks; S %.4g, K %.4g, Ω(G) %.4g, obsolescence over the last unit %.4g",
             time.monotonic() - started,
             len(plan.refresh),
+            len(plan.upcoming),
             len(plan.retry),
             len(plan.discovery),
             len(plan.background),
@@ -411,6 +436,19 @@ class Daemon:
             self.policy["omega"],
             self.policy["obsolescence"],
         )
+
+    async def release_refreshes(self) -> int:
+        """Hand the crawler the refreshes whose moment has come since the last call (§6.6).
+
+        Each page is then read about when its interval t_i ends, not at the next unit's
+        boundary: a pass once per unit with every refresh at its start reads a page read just
+        after a pass only two passes later (the floored pages every 2 units instead of 1).
+        Returns how many were released.
+        """
+        url_ids, scores = self._timetable.pop_due(self.clock.now())
+        for url_id, score in zip(url_ids.tolist(), scores.tolist(), strict=True):
+            self.crawler.submit(url_id, Level.REFRESH, score)
+        return len(url_ids)
 
     async def recompute_ranking(self) -> dict[str, Any]:
         """Importance and interest of every page (paper §5), every ``rank_every`` units.
@@ -452,10 +490,14 @@ class Daemon:
         except RankingError as error:  # e.g. no page yet, not converged: next time
             log.warning("ranking pass skipped: %s", error)
 
-    def _plan_refreshes(self, now: float, cash: np.ndarray) -> tuple[ScheduleReport, float]:
+    def _plan_refreshes(
+        self, now: float, cash: np.ndarray, since: float
+    ) -> tuple[ScheduleReport, float]:
         """In a thread: the schedule from the metadata, its λ and next refreshes stored, and
-        the repository's current obsolescence Σ r·λ·(now − last read) over the refreshed
-        pages (eq. 21), the quantity whose time average the policy keeps at Ω(G)."""
+        the repository's obsolescence Σ r·λ·(t − last read) over the refreshed pages (eq. 21)
+        averaged over [since, now], the quantity the policy keeps at Ω(G) (same λ and r as
+        this Ω). An instant's value would not do: it swings with where the instant falls in
+        the pages' refresh cycles."""
         md = self.md
         view = md.refresh_view()
         history = md.observation_history()
@@ -479,10 +521,8 @@ class Daemon:
         for url_id in report.plan.make_dead.tolist():
             failures = self.config.refresh.max_failures
             md.set_type(url_id, PageType.DEAD, f"{failures} failed fetches in a row")
-        refreshed = np.isfinite(report.interval_units)
-        age = np.maximum(now - view["last_access"][refreshed], 0.0)
-        weight = report.r[refreshed] * report.change_rate[refreshed]
-        return report, float((weight * age).sum())
+        weight = np.where(np.isfinite(report.interval_units), report.r * report.change_rate, 0.0)
+        return report, time_averaged_obsolescence(history, ids, weight, since, now)
 
     def checkpoint(self) -> None:
         """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``."""

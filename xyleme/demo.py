@@ -234,7 +234,9 @@ def top_pages(md: Metadata, column: str, page_type: PageType, count: int = 5) ->
 
 def policy_lines(daemon: Daemon, plan: DemoPlan) -> list[str]:
     """Obsolescence against Ω(G) and refreshes per unit against G_r, over the run's second half
-    (the first one is the discovery of the web)."""
+    (the first one is the discovery of the web). Each refresh pass records the obsolescence
+    averaged over the unit before it, so their mean is the second half's time average: the
+    quantity Ω(G) is the optimum of (paper §6.4)."""
     history = daemon.obsolescence_history
     late = history[len(history) // 2 :]
     if not late:
@@ -244,7 +246,7 @@ def policy_lines(daemon: Daemon, plan: DemoPlan) -> list[str]:
     refreshes = daemon.refreshes_per_unit[len(daemon.refreshes_per_unit) // 2 :]
     g_r = plan.G * (1 - plan.theta)
     return [
-        f"  obsolescence (Σ r·λ·age, second half): {measured:.4g} on average,"
+        f"  obsolescence (Σ r·λ·age, time average over the second half): {measured:.4g},"
         f" optimum Ω(G) = S²/(2·G_r) = {optimum:.4g} (ratio {measured / optimum:.2f})",
         f"  refreshes per day (second half): {np.mean(refreshes):.0f} for G_r = {g_r:.0f}",
     ]

@@ -102,12 +102,19 @@ class LoaderSink:
         fetched_at: float,
     ) -> LoadResult:
         """Load one body (the crawler calls it from its worker thread)."""
-        result = self._locked(self.loader.load, url_id, url, body, headers, fetched_at)
-        if result.outcome is LoadOutcome.STORED:
-            self.loaded += 1
-        elif result.outcome is LoadOutcome.FAILED:
-            log.info("document %s refused: %s", url, result.reason)
-        return result
+        return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
+
+    def load_many(
+        self, fetched: list[tuple[int, str, Body, Mapping[str, str], float]]
+    ) -> list[LoadResult]:
+        """Load a batch of bodies (the crawler's hand-off drains its queue into batches)."""
+        results = self._locked(self.loader.load_many, fetched)
+        for (_, url, *_), result in zip(fetched, results, strict=True):
+            if result.outcome is LoadOutcome.STORED:
+                self.loaded += 1
+            elif result.outcome is LoadOutcome.FAILED:
+                log.info("document %s refused: %s", url, result.reason)
+        return results
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """A DTD or entity could not be fetched: its waiting documents fail."""

@@ -1,9 +1,14 @@
-"""The hand-off to the XML loader: bodies go to its ``DocumentSink``, one at a time.
+"""The hand-off to the XML loader: bodies go to its ``DocumentSink``, in order, in batches.
 
 The loader's contract (loader/interfaces.py): ``load`` and ``dependency_failed`` are
 synchronous and CPU-bound, so an asyncio caller runs them in a worker thread; the crawler has
 already committed the fetch (type XML or DTD). The lane keeps them in order, off the event
 loop, and tells the crawler what each load found so it can queue the document's links.
+
+The bodies queued while the loader was busy go to it together, up to :data:`BATCH` at a time,
+through the sink's ``load_many`` when it has one (``loader.Loader`` does: a batch makes its
+writes in two transactions, where one load at a time makes two per document). A batch that
+raises is loaded again one body at a time, so one bad body costs only its own load.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from loader.interfaces import Body
 from xyleme.crawler.fetcher import discard_spooled
 
 log = logging.getLogger(__name__)
+
+BATCH = 100
+"""Most bodies handed to the loader in one ``load_many`` call."""
 
 
 @dataclass(slots=True)
@@ -89,26 +97,73 @@ class LoaderLane:
                     discard_spooled(item.body)  # the loader leaves it in place
 
     async def _serve_queue(self) -> None:
-        while (item := await self._queue.get()) is not None:
-            try:
-                if isinstance(item, _Load):
-                    result = await asyncio.to_thread(
-                        self.sink.load,
-                        item.url_id,
-                        item.url,
-                        item.body,
-                        item.headers,
-                        item.fetched_at,
-                    )
+        held: list[_Failure | None] = []  # what ended a batch, served right after it
+        while True:
+            item = held.pop() if held else await self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, _Failure):
+                await self._fail(item)
+                continue
+            batch = [item]
+            while len(batch) < BATCH and not self._queue.empty():
+                following = self._queue.get_nowait()
+                if not isinstance(following, _Load):
+                    held.append(following)
+                    break
+                batch.append(following)
+            await self._load(batch)
+
+    async def _load(self, batch: list[_Load]) -> None:
+        """Load a batch (one ``load_many`` call when the sink has it), in order."""
+        done = 0
+        try:
+            results = await self._load_together(batch)
+            for item in batch:
+                try:
+                    if results is None:
+                        result = await asyncio.to_thread(
+                            self.sink.load,
+                            item.url_id,
+                            item.url,
+                            item.body,
+                            item.headers,
+                            item.fetched_at,
+                        )
+                    else:
+                        result = results[done]
                     self._on_loaded(result, item.context)
-                else:
-                    await asyncio.to_thread(
-                        self.sink.dependency_failed, item.url_id, item.url, item.reason
-                    )
-            except Exception:
-                log.exception("the loader failed on %s", item.url)
-            finally:
-                if isinstance(item, _Load):
-                    discard_spooled(item.body)  # the loader leaves it in place
-                self.pending -= 1
-                self._on_done()
+                except Exception:
+                    log.exception("the loader failed on %s", item.url)
+                finally:
+                    done += 1
+                    self._finished(item)
+        finally:  # cancelled: the bodies not loaded yet are dropped all the same
+            for item in batch[done:]:
+                self._finished(item)
+
+    async def _load_together(self, batch: list[_Load]) -> list | None:
+        """The results of ``load_many`` on the batch, or None: load them one by one."""
+        load_many = getattr(self.sink, "load_many", None)
+        if load_many is None or len(batch) == 1:
+            return None
+        rows = [(i.url_id, i.url, i.body, i.headers, i.fetched_at) for i in batch]
+        try:
+            return await asyncio.to_thread(load_many, rows)
+        except Exception:
+            log.exception("the loader failed on a batch of %d: one by one now", len(batch))
+            return None
+
+    def _finished(self, item: _Load) -> None:
+        discard_spooled(item.body)  # the loader leaves it in place
+        self.pending -= 1
+        self._on_done()
+
+    async def _fail(self, item: _Failure) -> None:
+        try:
+            await asyncio.to_thread(self.sink.dependency_failed, item.url_id, item.url, item.reason)
+        except Exception:
+            log.exception("the loader failed on %s", item.url)
+        finally:
+            self.pending -= 1
+            self._on_done()
