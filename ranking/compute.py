@@ -13,7 +13,7 @@ import numpy as np
 
 from ranking.direct import DirectPageRank
 from ranking.errors import NotConverged
-from ranking.inverse import InversePageRank, importance_teleport, xml_teleport
+from ranking.inverse import InversePageRank, importance_teleport, xml_mask
 from ranking.result import RankResult
 from ranking.settings import VARIANTS
 from ranking.sliced import CombinedScan, ScanMonitor
@@ -126,7 +126,7 @@ def interest(
     [0.438, 0.323, 0.239]
     """
     if importance is None:
-        teleport, variant = xml_teleport(is_xml), "PR'"
+        teleport, variant = xml_mask(is_xml), "PR'"
     else:
         teleport, variant = importance_teleport(importance, is_xml), "PR''"
     ranking = InversePageRank(
@@ -189,7 +189,7 @@ def importance_and_interest(
     combined = CombinedScan(
         [
             (DirectPageRank(graph, damping), direct_stop(tol, max_sweeps)),
-            (InversePageRank(graph, xml_teleport(is_xml), damping), inverse_stop(tol, max_sweeps)),
+            (InversePageRank(graph, xml_mask(is_xml), damping), inverse_stop(tol, max_sweeps)),
         ],
         monitor=monitor,
         cancel=cancel,

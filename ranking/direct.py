@@ -31,6 +31,13 @@ Since 1ᵀx = 1, the fixed point is the Perron vector of the positive matrix
 c·M + (1 − c)·E·1ᵀ, so this variant runs eq. 6–7 literally: Jacobi sweeps (each slice reads
 the previous vector) with r from the previous vector, a power method that always converges.
 It has no proven bound and stops on the relative change.
+
+Extrapolation. Every few sweeps the vector is extrapolated from two iterates six sweeps
+apart (:mod:`ranking.extrapolation`), removing the slowest error mode: 57 → 40 sweeps on the
+1M-page benchmark graph. The bound above holds after any sweep, from whatever vector it
+started, since it only uses the contraction of one sweep; so it holds again one sweep after
+an extrapolation, and the stop rule is not asked on the extrapolated vector itself
+(:meth:`DirectPageRank.norm_delta` is infinite there).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import numpy as np
 
 from ranking import kernels
 from ranking.errors import NoErrorBound
+from ranking.extrapolation import PowerExtrapolation
 from ranking.sliced import ScanMonitor, SlicedRanking
 from ranking.slices import SlicedGraph, SliceView
 
@@ -65,6 +73,9 @@ class DirectPageRank(SlicedRanking):
     in_slice : {"gauss-seidel", "jacobi"}
         "jacobi" computes a slice from its old values (block-Jacobi inside the slice, later
         slices still see it): kept to measure what in-place updating buys.
+    extrapolate : bool
+        Remove the slowest error mode every few sweeps (:mod:`ranking.extrapolation`; not
+        with ``renormalise``); False to measure what it buys.
 
     Examples
     --------
@@ -98,6 +109,7 @@ class DirectPageRank(SlicedRanking):
         personalization: np.ndarray | None = None,
         renormalise: bool = False,
         in_slice: str = "gauss-seidel",
+        extrapolate: bool = True,
         monitor: ScanMonitor | None = None,
         cancel: threading.Event | None = None,
     ) -> None:
@@ -114,6 +126,12 @@ class DirectPageRank(SlicedRanking):
             copy_distribution(personalization, self.teleport, "personalization")
         self.scaled = graph.vector("importance-scaled")
         self.previous = graph.vector("importance-previous") if renormalise else None
+        self.extrapolation = (
+            PowerExtrapolation([(self.scaled, graph.vector("importance-saved"))])
+            if extrapolate and not renormalise
+            else None
+        )
+        self.extrapolated = False
         self.dangling = 0.0
         self.last_delta = float("inf")
         self.last_mass = 1.0
@@ -128,6 +146,9 @@ class DirectPageRank(SlicedRanking):
         self.scaled[:] = start
         self.dangling = kernels.scale(self.scaled, self.graph.outdeg, self.scaled)
         self.last_delta = float("inf")
+        self.extrapolated = False
+        if self.extrapolation is not None:
+            self.extrapolation.reset()
 
     def begin_sweep(self) -> None:
         self._sweep_delta = 0.0
@@ -169,11 +190,19 @@ class DirectPageRank(SlicedRanking):
         self.last_delta = self._sweep_delta
         self.last_mass = self._sweep_mass
         self.sweeps += 1
+        self.extrapolated = self.extrapolation is not None and self.extrapolation.after_sweep(
+            self.sweeps, self.last_delta
+        )
+        if self.extrapolated:
+            self.dangling = kernels.dangling_mass(self.scaled, self.graph.outdeg)
 
     def norm_delta(self) -> float:
-        """c/(1 − c)·‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁, a proven bound on ‖x⁽ᵗ⁾ − x*‖₁ (module docstring)."""
+        """c/(1 − c)·‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁, a proven bound on ‖x⁽ᵗ⁾ − x*‖₁ (module docstring);
+        infinite after an extrapolation, which the sweep's change does not bound."""
         if self.renormalise:
             raise NoErrorBound("the renormalised ranking (eq. 6–7) has no proven ℓ₁ bound")
+        if self.extrapolated:
+            return float("inf")
         return self.damping / (1.0 - self.damping) * self.last_delta
 
     def relative_change(self) -> float:
@@ -191,6 +220,7 @@ class DirectPageRank(SlicedRanking):
             "in_slice": self.in_slice,
             "slices": self.graph.n_slices,
             "dangling_mass": self.dangling,
+            "extrapolations": self.extrapolation.count if self.extrapolation else 0,
         }
         if self.renormalise:
             details["effective_damping"] = self.damping / (1.0 - self.damping * self.dangling)

@@ -217,6 +217,18 @@ def inverse_close_sweep(
 
 
 @_jit
+def extrapolate(current: np.ndarray, saved: np.ndarray, decay: float) -> None:
+    """current ← (current − decay·saved)/(1 − decay), in place (no N-sized temporary).
+
+    If current = x* + decay·e and saved = x* + e (one mode of the error, shrunk by ``decay``
+    between the two), the result is x*: the extrapolation of :mod:`ranking.inverse`.
+    """
+    keep = 1.0 / (1.0 - decay)
+    for i in range(current.shape[0]):
+        current[i] = (current[i] - decay * saved[i]) * keep
+
+
+@_jit
 def inverse_scatter_slice(
     indptr: np.ndarray, slice_src: np.ndarray, lo: int, interest: np.ndarray, acc: np.ndarray
 ) -> None:
@@ -261,6 +273,16 @@ def unscale(scaled: np.ndarray, outdeg: np.ndarray, out: np.ndarray) -> None:
     for i in range(scaled.shape[0]):
         degree = outdeg[i]
         out[i] = scaled[i] * degree if degree > 0 else scaled[i]
+
+
+@_jit
+def dangling_mass(scaled: np.ndarray, outdeg: np.ndarray) -> float:
+    """Σ of the values of the pages without links (stored unscaled in ``scaled``)."""
+    mass = 0.0
+    for i in range(scaled.shape[0]):
+        if outdeg[i] == 0:
+            mass += scaled[i]
+    return mass
 
 
 @_jit

@@ -32,9 +32,9 @@ from ranking.errors import BudgetTooSmall, InvalidGraph
 from ranking.memory import allocate, parse_size
 
 #: Bytes per page of all the ranking vectors of a combined scan: the scaled direct vector
-#: (8), the out-degrees (4), the interest, its children sums and its teleport vector
-#: (3 × 8), the self-link flags (1).
-VECTOR_BYTES_PER_PAGE = 37
+#: (8), the out-degrees (4), the interest, its children sums, their copies saved for the
+#: extrapolation and its teleport vector (5 × 8), the self-link flags (1).
+VECTOR_BYTES_PER_PAGE = 53
 #: Bytes a slice takes in memory: its sources (4 per link) and, while building, its indptr
 #: and fill cursors (2 × 8 per destination page).
 SLICE_BYTES_PER_EDGE = 4
@@ -184,7 +184,10 @@ class SlicedGraph:
                 pair.tofile(spill)
                 count += len(src)
         try:
-            pairs = np.memmap(spill_path, dtype=np.int32, mode="r", shape=(count, 2))
+            if count == 0:  # no link (a file of zero bytes cannot be mapped)
+                pairs = np.empty((0, 2), dtype=np.int32)
+            else:
+                pairs = np.memmap(spill_path, dtype=np.int32, mode="r", shape=(count, 2))
             edges = ArrayEdges(pairs[:, 0], pairs[:, 1])
             return cls._build(edges, directory, parse_size(memory), num_pages, slices)
         finally:

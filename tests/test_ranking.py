@@ -191,6 +191,31 @@ def test_gauss_seidel_interest_needs_fewer_sweeps_than_the_literal_jacobi(graph,
     assert gauss_seidel.sweeps < 0.75 * jacobi_sweeps
 
 
+def test_extrapolation_keeps_the_fixed_points_in_fewer_sweeps(edges, tmp_path):
+    # two closed 2-cycles (300 ↔ 301, 302 ↔ 303) with XML: the slow modes it removes
+    src = np.concatenate([edges[0], [300, 301, 302, 303]])
+    dst = np.concatenate([edges[1], [301, 300, 303, 302]])
+    n = N + 4
+    graph = SlicedGraph.from_arrays(src, dst, tmp_path, num_pages=n, slices=4)
+    is_xml = np.random.default_rng(7).random(n) < 0.3
+    is_xml[[300, 303]] = True
+    runs = {}
+    for extrapolate in (True, False):
+        direct = DirectPageRank(graph, extrapolate=extrapolate)
+        inverse = InversePageRank(graph, xml_teleport(is_xml), extrapolate=extrapolate)
+        runs[extrapolate] = (
+            direct.run(L1Bound(1e-12) | MaxSweeps(1000)),
+            inverse.run(RelativeChange(1e-13) | MaxSweeps(1000)),
+        )
+    (importance, interest_), (plain_importance, plain_interest) = runs[True], runs[False]
+    assert l1(importance.values, dense_pagerank(src, dst, n)) <= 1e-12
+    assert l1(interest_.values, dense_inverse(src, dst, n, is_xml.astype(float))[0]) <= 1e-11
+    assert importance.details["extrapolations"] > 0 < interest_.details["extrapolations"]
+    assert importance.sweeps < plain_importance.sweeps
+    assert interest_.sweeps < plain_interest.sweeps
+    assert plain_importance.details["extrapolations"] == 0
+
+
 def test_an_html_page_leading_to_xml_is_more_interesting(tmp_path):
     # 0 → 2 (XML), 1 → 3 (HTML, dead end); 0 should beat 1.
     graph = SlicedGraph.from_arrays(np.array([0, 1]), np.array([2, 3]), tmp_path)
@@ -318,7 +343,7 @@ def test_damping_outside_the_open_interval_is_refused(graph):
 
 @pytest.mark.parametrize(
     "module",
-    ["compute", "direct", "inverse", "memory", "power", "sliced", "slices"],
+    ["compute", "direct", "extrapolation", "inverse", "memory", "power", "sliced", "slices"],
 )
 def test_the_docstring_examples_run(module):
     failures, _ = doctest.testmod(importlib.import_module(f"ranking.{module}"))

@@ -159,6 +159,26 @@ def test_without_xml_pages_only_importance_is_computed(tmp_path):
     assert "interest: not computed (no XML page yet)" in result.output
 
 
+def test_pages_without_links_get_the_teleport_values(tmp_path):
+    pages = {"a.html": (PageType.HTML, []), "x.xml": (PageType.XML, [])}
+    xml = make_repo(tmp_path / "r", pages)["x.xml"]
+    result = run("--repo", tmp_path / "r", "rank", "compute")
+    assert result.exit_code == 0, result.output
+    with Metadata.open(tmp_path / "r" / "metadata.db", readonly=True) as md:
+        ids, importance = md.scores("importance")
+        _, interest = md.scores("interest")
+    # a.html, x.xml and the unread new.html: E uniform, E' on the XML page alone
+    assert importance == pytest.approx(np.full(3, 1 / 3))
+    assert interest == pytest.approx((ids == xml).astype(float))
+
+
+def test_a_repository_without_pages_is_told_so(tmp_path):
+    assert run("init", tmp_path / "r").exit_code == 0
+    result = run("--repo", tmp_path / "r", "rank", "compute")
+    assert result.exit_code == 1 and "no page yet" in result.output
+    assert isinstance(result.exception, SystemExit)
+
+
 def test_a_run_that_does_not_converge_writes_nothing(repo):
     directory, _ = repo
     result = run("--repo", directory, "rank", "compute", "--max-sweeps", "1")

@@ -172,3 +172,9 @@ def test_the_anonymous_memory_stays_within_the_budget_on_a_larger_graph(tmp_path
     figures = json.loads(out.stdout)
     assert figures["slices"] > 4 and not figures["in_ram"]
     assert figures["growth"] <= budget + (8 << 20), figures
+
+
+def test_streamed_pages_without_links_rank_by_the_teleport_vector(tmp_path):
+    graph = SlicedGraph.from_chunks(iter([]), tmp_path / "g", num_pages=4)
+    assert graph.num_edges == 0
+    assert pagerank(graph).values == pytest.approx(np.full(4, 0.25))
