@@ -36,9 +36,13 @@ def parse_size(text: str | int) -> int:
 
 
 def allocate(
-    shape: int, dtype: np.dtype | type, *, on_disk: Path | None, fill: float = 0
+    shape: int | tuple[int, ...],
+    dtype: np.dtype | type,
+    *,
+    on_disk: Path | None,
+    fill: float = 0,
 ) -> np.ndarray:
-    """A vector of ``shape`` elements, in RAM, or memory-mapped at ``on_disk`` when given.
+    """An array of ``shape``, in RAM, or memory-mapped at ``on_disk`` when given.
 
     A mapped vector is returned as a plain ndarray view of the mapping (the compiled kernels
     take ndarrays, not ``np.memmap``); the mapping is shared, so its file is always current.
@@ -46,7 +50,8 @@ def allocate(
     if on_disk is None:
         return np.full(shape, fill, dtype=dtype)
     on_disk.unlink(missing_ok=True)  # a fresh file: earlier results may still map the old one
-    vector = np.lib.format.open_memmap(on_disk, mode="w+", dtype=dtype, shape=(shape,))
+    shape = tuple(int(size) for size in np.atleast_1d(shape))
+    vector = np.lib.format.open_memmap(on_disk, mode="w+", dtype=dtype, shape=shape)
     if fill:
         vector[:] = fill
     return np.asarray(vector)
