@@ -78,7 +78,7 @@ class DirectPageRank(SlicedRanking):
         with ``renormalise``); False to measure what it buys.
     storage : ndarray, optional
         A page-sized array to keep x_i/OutDeg(i) in (a column of an interleaved array, see
-        :func:`ranking.kernels.sweep_slice`); by default a vector of its own.
+        :func:`ranking.kernels.combined_slice`); by default a vector of its own.
 
     Examples
     --------
@@ -162,44 +162,35 @@ class DirectPageRank(SlicedRanking):
             self.previous[:] = self.scaled
 
     def visit(self, view: SliceView) -> None:
-        delta, change, mass, _ = kernels.sweep_slice(
+        rows = view.hi - view.lo
+        if self.in_slice == "jacobi":
+            if self._scratch is None:
+                self._scratch = np.empty(int(np.diff(self.graph.bounds).max()))
+            out = self._scratch[:rows]
+        else:
+            out = self.scaled[view.lo : view.hi]
+        live = self.previous is None
+        delta, change, mass = kernels.gauss_seidel_slice(
             view.indptr,
             view.sources,
             view.lo,
+            self.scaled if live else self.previous,
             self.graph.outdeg,
+            self.teleport,
             self.damping,
-            True,
-            *self.slice_arguments(view),
-            False,
-            *kernels.NO_INVERSE,
+            self.dangling if live else self._sweep_dangling,
+            self.in_place,
+            self.renormalise,
+            out,
         )
         if self.in_slice == "jacobi":
-            self.scaled[view.lo : view.hi] = self._scratch[: view.hi - view.lo]
+            self.scaled[view.lo : view.hi] = out
         self.add_slice(delta, change, mass)
 
     @property
     def in_place(self) -> bool:
         """Whether a slice's pages are updated in place (Gauss-Seidel, no renormalisation)."""
         return self.previous is None and self.in_slice == "gauss-seidel"
-
-    def slice_arguments(self, view: SliceView) -> tuple:
-        """The direct side's arguments of :func:`~ranking.kernels.sweep_slice` for ``view``:
-        (source, teleport, dangling, in_place, renormalise, out)."""
-        if self.in_slice == "jacobi":
-            if self._scratch is None:
-                self._scratch = np.empty(int(np.diff(self.graph.bounds).max()))
-            out = self._scratch[: view.hi - view.lo]
-        else:
-            out = self.scaled[view.lo : view.hi]
-        live = self.previous is None
-        return (
-            self.scaled if live else self.previous,
-            self.teleport,
-            self.dangling if live else self._sweep_dangling,
-            self.in_place,
-            self.renormalise,
-            out,
-        )
 
     def add_slice(self, delta: float, change: float, mass: float) -> None:
         """Account for a visited slice: its ‖Δ‖₁, change of dangling mass and Σ of values."""

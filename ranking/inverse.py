@@ -145,7 +145,7 @@ class InversePageRank(SlicedRanking):
         False to measure what it buys.
     storage : ndarray, optional
         A page-sized array to keep the children sums in (a column of an interleaved array,
-        see :func:`ranking.kernels.sweep_slice`); by default a vector of its own.
+        see :func:`ranking.kernels.combined_slice`); by default a vector of its own.
 
     Examples
     --------
@@ -230,39 +230,38 @@ class InversePageRank(SlicedRanking):
                 view.indptr, view.sources, view.lo, self.interest, self.children_sum
             )
             return
-        *_, moved = kernels.sweep_slice(
+        self._moved += kernels.inverse_gauss_seidel_slice(
             view.indptr,
             view.sources,
             view.lo,
             self.graph.outdeg,
+            self.self_linked,
+            self.teleport,
             self.damping,
-            False,
-            *kernels.NO_DIRECT,
-            True,
-            *self.slice_arguments(),
+            self.r,
+            self.interest,
+            self.children_sum,
         )
-        self._moved += moved
-
-    def slice_arguments(self) -> tuple:
-        """The inverse side's arguments of :func:`~ranking.kernels.sweep_slice`:
-        (self_linked, teleport, r, interest, children_sum)."""
-        return self.self_linked, self.teleport, self.r, self.interest, self.children_sum
 
     def visit_with(self, other: SlicedRanking, view: SliceView) -> bool:
-        """With the direct ranking's Gauss-Seidel, both page by page in one pass over the
-        slice's links (:func:`~ranking.kernels.sweep_slice`); not in the Jacobi fallback."""
+        """With the direct ranking's Gauss-Seidel, both in one pass over the slice's links
+        (:func:`~ranking.kernels.combined_slice`); not in the Jacobi fallback."""
         if not (isinstance(other, DirectPageRank) and other.in_place and self.jacobi_from is None):
             return False
-        delta, change, mass, moved = kernels.sweep_slice(
+        delta, change, mass, moved = kernels.combined_slice(
             view.indptr,
             view.sources,
             view.lo,
             self.graph.outdeg,
             self.damping,
-            True,
-            *other.slice_arguments(view),
-            True,
-            *self.slice_arguments(),
+            other.scaled,
+            other.teleport,
+            other.dangling,
+            self.self_linked,
+            self.teleport,
+            self.r,
+            self.interest,
+            self.children_sum,
         )
         other.add_slice(delta, change, mass)
         self._moved += moved
