@@ -186,12 +186,11 @@ def importance_and_interest(
             strict=strict,
         )
         return importance, inverse
-    # x/OutDeg and the children sums side by side: each link reads both at its source.
-    interleaved = graph.vector("importance-interest", columns=2)
-    direct = DirectPageRank(graph, damping, storage=interleaved[:, 0])
-    inverse = InversePageRank(graph, xml_mask(is_xml), damping, storage=interleaved[:, 1])
     combined = CombinedScan(
-        [(direct, direct_stop(tol, max_sweeps)), (inverse, inverse_stop(tol, max_sweeps))],
+        [
+            (DirectPageRank(graph, damping), direct_stop(tol, max_sweeps)),
+            (InversePageRank(graph, xml_mask(is_xml), damping), inverse_stop(tol, max_sweeps)),
+        ],
         monitor=monitor,
         cancel=cancel,
     )

@@ -76,9 +76,6 @@ class DirectPageRank(SlicedRanking):
     extrapolate : bool
         Remove the slowest error mode every few sweeps (:mod:`ranking.extrapolation`; not
         with ``renormalise``); False to measure what it buys.
-    storage : ndarray, optional
-        A page-sized array to keep x_i/OutDeg(i) in (a column of an interleaved array, see
-        :func:`ranking.kernels.combined_slice`); by default a vector of its own.
 
     Examples
     --------
@@ -113,7 +110,6 @@ class DirectPageRank(SlicedRanking):
         renormalise: bool = False,
         in_slice: str = "gauss-seidel",
         extrapolate: bool = True,
-        storage: np.ndarray | None = None,
         monitor: ScanMonitor | None = None,
         cancel: threading.Event | None = None,
     ) -> None:
@@ -128,7 +124,7 @@ class DirectPageRank(SlicedRanking):
         else:
             self.teleport = graph.vector("teleport-direct")
             copy_distribution(personalization, self.teleport, "personalization")
-        self.scaled = graph.vector("importance-scaled") if storage is None else storage
+        self.scaled = graph.vector("importance-scaled")
         self.previous = graph.vector("importance-previous") if renormalise else None
         self.extrapolation = (
             PowerExtrapolation([(self.scaled, graph.vector("importance-saved"))])
@@ -170,6 +166,7 @@ class DirectPageRank(SlicedRanking):
         else:
             out = self.scaled[view.lo : view.hi]
         live = self.previous is None
+        in_place = live and self.in_slice == "gauss-seidel"
         delta, change, mass = kernels.gauss_seidel_slice(
             view.indptr,
             view.sources,
@@ -179,21 +176,12 @@ class DirectPageRank(SlicedRanking):
             self.teleport,
             self.damping,
             self.dangling if live else self._sweep_dangling,
-            self.in_place,
+            in_place,
             self.renormalise,
             out,
         )
         if self.in_slice == "jacobi":
             self.scaled[view.lo : view.hi] = out
-        self.add_slice(delta, change, mass)
-
-    @property
-    def in_place(self) -> bool:
-        """Whether a slice's pages are updated in place (Gauss-Seidel, no renormalisation)."""
-        return self.previous is None and self.in_slice == "gauss-seidel"
-
-    def add_slice(self, delta: float, change: float, mass: float) -> None:
-        """Account for a visited slice: its ‖Δ‖₁, change of dangling mass and Σ of values."""
         self.dangling += change
         self._sweep_delta += delta
         self._sweep_mass += mass

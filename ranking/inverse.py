@@ -71,7 +71,7 @@ import threading
 import numpy as np
 
 from ranking import kernels
-from ranking.direct import DirectPageRank, copy_distribution
+from ranking.direct import copy_distribution
 from ranking.errors import InvalidGraph
 from ranking.extrapolation import PowerExtrapolation
 from ranking.sliced import ScanMonitor, SlicedRanking
@@ -143,9 +143,6 @@ class InversePageRank(SlicedRanking):
     extrapolate : bool
         Remove the slowest error mode every few sweeps (:mod:`ranking.extrapolation`);
         False to measure what it buys.
-    storage : ndarray, optional
-        A page-sized array to keep the children sums in (a column of an interleaved array,
-        see :func:`ranking.kernels.combined_slice`); by default a vector of its own.
 
     Examples
     --------
@@ -179,7 +176,6 @@ class InversePageRank(SlicedRanking):
         *,
         variant: str = "PR'",
         extrapolate: bool = True,
-        storage: np.ndarray | None = None,
         monitor: ScanMonitor | None = None,
         cancel: threading.Event | None = None,
     ) -> None:
@@ -188,7 +184,7 @@ class InversePageRank(SlicedRanking):
         copy_distribution(teleport, self.teleport, "teleport vector E'")
         self.variant = variant
         self.interest = graph.vector(self.kind)
-        self.children_sum = graph.vector("interest-children-sum") if storage is None else storage
+        self.children_sum = graph.vector("interest-children-sum")
         self.self_linked = graph.vector("self-linked", dtype=np.uint8)
         self.extrapolation = (
             PowerExtrapolation(
@@ -242,30 +238,6 @@ class InversePageRank(SlicedRanking):
             self.interest,
             self.children_sum,
         )
-
-    def visit_with(self, other: SlicedRanking, view: SliceView) -> bool:
-        """With the direct ranking's Gauss-Seidel, both in one pass over the slice's links
-        (:func:`~ranking.kernels.combined_slice`); not in the Jacobi fallback."""
-        if not (isinstance(other, DirectPageRank) and other.in_place and self.jacobi_from is None):
-            return False
-        delta, change, mass, moved = kernels.combined_slice(
-            view.indptr,
-            view.sources,
-            view.lo,
-            self.graph.outdeg,
-            self.damping,
-            other.scaled,
-            other.teleport,
-            other.dangling,
-            self.self_linked,
-            self.teleport,
-            self.r,
-            self.interest,
-            self.children_sum,
-        )
-        other.add_slice(delta, change, mass)
-        self._moved += moved
-        return True
 
     def end_sweep(self) -> None:
         self.sweeps += 1

@@ -61,49 +61,6 @@ def scatter_into_slice(
 
 
 @_jit
-def _direct_page(
-    indptr: np.ndarray,
-    slice_src: np.ndarray,
-    row: int,
-    lo: int,
-    source: np.ndarray,
-    outdeg: np.ndarray,
-    teleport: np.ndarray,
-    damping: float,
-    dangling: float,
-    in_place: bool,
-    renormalise: bool,
-    out: np.ndarray,
-) -> tuple[float, float, float]:
-    """One page of :func:`gauss_seidel_slice`: writes out[row] and returns (its new value,
-    the |change|, the change of the dangling mass)."""
-    page = lo + row
-    inflow = 0.0
-    loops = 0
-    for e in range(indptr[row], indptr[row + 1]):
-        i = slice_src[e]
-        if in_place and i == page:
-            loops += 1
-        else:
-            inflow += source[i]
-    share = teleport[0] if teleport.shape[0] == 1 else teleport[page]
-    if renormalise:
-        new = (damping * inflow + (1.0 - damping) * share) / (1.0 - damping * dangling)
-    else:
-        new = damping * inflow + (damping * dangling + 1.0 - damping) * share
-    degree = outdeg[page]
-    if loops > 0:
-        new /= 1.0 - damping * loops / degree
-    if degree > 0:
-        moved = abs(new - source[page] * degree)
-        out[row] = new / degree
-        return new, moved, 0.0
-    old = source[page]
-    out[row] = new
-    return new, abs(new - old), new - old
-
-
-@_jit
 def gauss_seidel_slice(
     indptr: np.ndarray,
     slice_src: np.ndarray,
@@ -132,28 +89,37 @@ def gauss_seidel_slice(
 
     Returns (‖Δ‖₁ over the slice, the change of the dangling mass, Σ of the new values).
     """
+    uniform = teleport.shape[0] == 1
     delta = 0.0
     mass = 0.0
     change = 0.0
     for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        inflow = 0.0
+        loops = 0
+        for e in range(indptr[row], indptr[row + 1]):
+            i = slice_src[e]
+            if in_place and i == page:
+                loops += 1
+            else:
+                inflow += source[i]
+        share = teleport[0] if uniform else teleport[page]
         current = dangling + change if in_place else dangling
-        new, moved, shift = _direct_page(
-            indptr,
-            slice_src,
-            row,
-            lo,
-            source,
-            outdeg,
-            teleport,
-            damping,
-            current,
-            in_place,
-            renormalise,
-            out,
-        )
+        if renormalise:
+            new = (damping * inflow + (1.0 - damping) * share) / (1.0 - damping * current)
+        else:
+            new = damping * inflow + (damping * current + 1.0 - damping) * share
+        degree = outdeg[page]
+        if loops > 0:
+            new /= 1.0 - damping * loops / degree
         mass += new
-        delta += moved
-        change += shift
+        if degree > 0:
+            delta += abs(new - source[page] * degree)
+            out[row] = new / degree
+        else:
+            delta += abs(new - source[page])
+            change += new - source[page]
+            out[row] = new
     return delta, change, mass
 
 
@@ -167,47 +133,6 @@ def mark_self_links(indptr: np.ndarray, slice_src: np.ndarray, lo: int, flags: n
             if slice_src[e] == page:
                 flags[page] = 1
                 break
-
-
-@_jit
-def _inverse_page(
-    indptr: np.ndarray,
-    slice_src: np.ndarray,
-    row: int,
-    lo: int,
-    outdeg: np.ndarray,
-    self_linked: np.ndarray,
-    teleport: np.ndarray,
-    damping: float,
-    r: float,
-    interest: np.ndarray,
-    children_sum: np.ndarray,
-) -> float:
-    """One page of :func:`inverse_gauss_seidel_slice`; returns the |change| of its interest."""
-    page = lo + row
-    degree = outdeg[page]
-    new = (1.0 - damping) * teleport[page]
-    if degree > 0:
-        loops = 0
-        if self_linked[page]:
-            for e in range(indptr[row], indptr[row + 1]):
-                if slice_src[e] == page:
-                    loops += 1
-        own = r * damping * loops / degree if loops > 0 else 0.0
-        if 0.0 < own < 1.0:
-            inflow = children_sum[page] - loops * interest[page]
-            new = r * (damping * inflow / degree + new) / (1.0 - own)
-        else:
-            new = r * (damping * children_sum[page] / degree + new)
-    else:
-        new *= r
-    change = new - interest[page]
-    if change == 0.0:
-        return 0.0
-    interest[page] = new
-    for e in range(indptr[row], indptr[row + 1]):
-        children_sum[slice_src[e]] += change
-    return abs(change)
 
 
 @_jit
@@ -237,90 +162,30 @@ def inverse_gauss_seidel_slice(
     """
     moved = 0.0
     for row in range(indptr.shape[0] - 1):
-        moved += _inverse_page(
-            indptr,
-            slice_src,
-            row,
-            lo,
-            outdeg,
-            self_linked,
-            teleport,
-            damping,
-            r,
-            interest,
-            children_sum,
-        )
+        page = lo + row
+        degree = outdeg[page]
+        new = (1.0 - damping) * teleport[page]
+        if degree > 0:
+            loops = 0
+            if self_linked[page]:
+                for e in range(indptr[row], indptr[row + 1]):
+                    if slice_src[e] == page:
+                        loops += 1
+            own = r * damping * loops / degree if loops > 0 else 0.0
+            if 0.0 < own < 1.0:
+                inflow = children_sum[page] - loops * interest[page]
+                new = r * (damping * inflow / degree + new) / (1.0 - own)
+            else:
+                new = r * (damping * children_sum[page] / degree + new)
+        else:
+            new *= r
+        change = new - interest[page]
+        if change != 0.0:
+            interest[page] = new
+            moved += abs(change)
+            for e in range(indptr[row], indptr[row + 1]):
+                children_sum[slice_src[e]] += change
     return moved
-
-
-@_jit
-def combined_slice(
-    indptr: np.ndarray,
-    slice_src: np.ndarray,
-    lo: int,
-    outdeg: np.ndarray,
-    damping: float,
-    scaled: np.ndarray,
-    teleport: np.ndarray,
-    dangling: float,
-    self_linked: np.ndarray,
-    inverse_teleport: np.ndarray,
-    r: float,
-    interest: np.ndarray,
-    children_sum: np.ndarray,
-) -> tuple[float, float, float, float]:
-    """One Gauss-Seidel step of the direct ranking *and* of the interest on a slice, page by
-    page (§5.3, combined computation): the work of :func:`gauss_seidel_slice` (in place)
-    and of :func:`inverse_gauss_seidel_slice` with one read of each page's in-links.
-
-    Each link i → j costs both rankings a random access at i: the direct reads
-    ``scaled[i]``, the inverse adds to ``children_sum[i]``. Done for the same page one
-    after the other, the second access finds i's cache line already loaded, provided the
-    two arrays are the columns of one (N, 2) array (:func:`ranking.compute
-    .importance_and_interest` allocates them so); as separate passes over a slice, each
-    pays its own cache miss per link. The two rankings read disjoint data, so each gets
-    exactly the values its own kernel would give.
-
-    Returns the direct's (‖Δ‖₁, change of the dangling mass, Σ of the new values) and the
-    inverse's Σ |change| over the slice.
-    """
-    delta = 0.0
-    mass = 0.0
-    change = 0.0
-    moved = 0.0
-    out = scaled[lo:]
-    for row in range(indptr.shape[0] - 1):
-        new, step, shift = _direct_page(
-            indptr,
-            slice_src,
-            row,
-            lo,
-            scaled,
-            outdeg,
-            teleport,
-            damping,
-            dangling + change,
-            True,
-            False,
-            out,
-        )
-        mass += new
-        delta += step
-        change += shift
-        moved += _inverse_page(
-            indptr,
-            slice_src,
-            row,
-            lo,
-            outdeg,
-            self_linked,
-            inverse_teleport,
-            damping,
-            r,
-            interest,
-            children_sum,
-        )
-    return delta, change, mass, moved
 
 
 @_jit

@@ -36,13 +36,9 @@ def parse_size(text: str | int) -> int:
 
 
 def allocate(
-    shape: int | tuple[int, ...],
-    dtype: np.dtype | type,
-    *,
-    on_disk: Path | None,
-    fill: float = 0,
+    shape: int, dtype: np.dtype | type, *, on_disk: Path | None, fill: float = 0
 ) -> np.ndarray:
-    """An array of ``shape``, in RAM, or memory-mapped at ``on_disk`` when given.
+    """A vector of ``shape`` elements, in RAM, or memory-mapped at ``on_disk`` when given.
 
     A mapped vector is returned as a plain ndarray view of the mapping (the compiled kernels
     take ndarrays, not ``np.memmap``); the mapping is shared, so its file is always current.
@@ -50,8 +46,7 @@ def allocate(
     if on_disk is None:
         return np.full(shape, fill, dtype=dtype)
     on_disk.unlink(missing_ok=True)  # a fresh file: earlier results may still map the old one
-    shape = tuple(int(size) for size in np.atleast_1d(shape))
-    vector = np.lib.format.open_memmap(on_disk, mode="w+", dtype=dtype, shape=shape)
+    vector = np.lib.format.open_memmap(on_disk, mode="w+", dtype=dtype, shape=(shape,))
     if fill:
         vector[:] = fill
     return np.asarray(vector)

@@ -57,11 +57,6 @@ class SlicedRanking(IterativeRanking):
     def visit(self, view: SliceView) -> None:
         """Do this sweep's work on one slice."""
 
-    def visit_with(self, other: SlicedRanking, view: SliceView) -> bool:
-        """Do this ranking's and ``other``'s work on one slice in a single pass over its
-        links, if this ranking knows how to (True); else do nothing (False)."""
-        return False
-
     @abstractmethod
     def end_sweep(self) -> None:
         """Finish the sweep: figures, normalisation; increments ``sweeps``."""
@@ -89,22 +84,12 @@ def scan(
     for view in graph.slices():
         if cancel is not None and cancel.is_set():
             raise RankingCancelled(f"cancelled in sweep {sweep}, slice {view.index}")
-        _visit(rankings, view)
+        for ranking in rankings:
+            ranking.visit(view)
         if monitor is not None:
             monitor.slice_done(sweep, view.index, graph.n_slices, figures)
     for ranking in rankings:
         ranking.end_sweep()
-
-
-def _visit(rankings: Sequence[SlicedRanking], view: SliceView) -> None:
-    """Every ranking's work on one slice: jointly when a pair can share a pass over the
-    links (:meth:`SlicedRanking.visit_with`), else one after the other."""
-    if len(rankings) == 2:
-        first, second = rankings
-        if first.visit_with(second, view) or second.visit_with(first, view):
-            return
-    for ranking in rankings:
-        ranking.visit(view)
 
 
 class CombinedScan:

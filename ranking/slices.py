@@ -266,17 +266,10 @@ class SlicedGraph:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def vector(
-        self, name: str, dtype: type = np.float64, fill: float = 0, *, columns: int = 1
-    ) -> np.ndarray:
-        """A page-sized working vector: in RAM when the vectors fit the budget, else mapped.
-
-        ``columns`` > 1 gives an (N, columns) array: vectors read together page by page,
-        interleaved so that one cache line holds a page's values of all of them.
-        """
+    def vector(self, name: str, dtype: type = np.float64, fill: float = 0) -> np.ndarray:
+        """A page-sized working vector: in RAM when the vectors fit the budget, else mapped."""
         on_disk = None if self.vectors_in_ram else self.directory / f"{name}.vec.npy"
-        shape = self.num_pages if columns == 1 else (self.num_pages, columns)
-        return allocate(shape, dtype, on_disk=on_disk, fill=fill)
+        return allocate(self.num_pages, dtype, on_disk=on_disk, fill=fill)
 
     def slices(self) -> Iterator[SliceView]:
         """Read the slices one after another into two reused buffers (the budget's share)."""
