@@ -194,11 +194,14 @@ def work_scipy(work: Path, n: int) -> dict:
 def inverse_reference(work: Path, children: object, n: int) -> int:
     """The interest by eq. 6–7 literally (power method on c·Mᵗ + (1 − c)·E'·1ᵀ; children[i, j]
     = 1/OutDeg(i) for i → j), to a relative change of 1e-13: an ℓ₁ error of about 3e-12 at
-    its rate c·r ≈ 0.963."""
-    teleport = _is_xml(n) / _is_xml(n).sum()
-    x, change, iterations = teleport.copy(), 1.0, 0
+    its rate c·r ≈ 0.963. The damping is folded into a CSR copy of the matrix (the product
+    with the transposed, CSC matrix and the extra temporaries took a fifth more time)."""
+    damped = (0.85 * children).tocsr()
+    base = _is_xml(n) * (0.15 / _is_xml(n).sum())
+    x, change, iterations = base / base.sum(), 1.0, 0
     while change > 1e-13 and iterations < 20 * MAX_SWEEPS:
-        y = 0.85 * (children @ x) + 0.15 * teleport
+        y = damped @ x
+        y += base
         y /= y.sum()
         change, x, iterations = float(np.abs(y - x).sum()), y, iterations + 1
     np.save(work / "reference-inverse.npy", x)
