@@ -194,6 +194,7 @@ class Crawler:
         score: float = 0.0,
         *,
         referrer: int | None = None,
+        reload: bool = False,
     ) -> bool:
         """Queue a URL (or a known URL-Id) at a level, ordered in it by ``score`` (higher first).
 
@@ -201,6 +202,7 @@ class Crawler:
         the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
         recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
         An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
+        ``reload`` reads the page for the loader even if unchanged (``Request.reload``).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
@@ -218,7 +220,13 @@ class Crawler:
             return False
         self.seen.add(url)
         request = Request(
-            url, level, score, url_id=url_id, referrer=referrer, dependency=level == 0
+            url,
+            level,
+            score,
+            url_id=url_id,
+            referrer=referrer,
+            dependency=level == 0,
+            reload=reload,
         )
         return self.frontier.push(request)
 
@@ -463,7 +471,7 @@ class Crawler:
         Only a page whose last read succeeded is asked conditionally: after a failure or a
         redirect the body is needed (a 304 would leave its type unknown).
         """
-        if request.url_id is None or request.level == Level.SCOUTING:
+        if request.url_id is None or request.level == Level.SCOUTING or request.reload:
             return {}, None
         page = self.metadata.page(request.url_id)  # no thread: a GIL convoy costs more
         if page.page_type not in _CONTENT_TYPES:
@@ -764,6 +772,7 @@ class Crawler:
                 depth=request.depth,
                 redirects=(*request.redirects, request.url),
                 dependency=request.dependency,
+                reload=request.reload,
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
@@ -838,7 +847,9 @@ class Crawler:
             url_id = self.metadata.id_for(url, create=False) or url_id
         if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
             self._lane.fail(url_id, url, result.reason or "fetch failed")
-        elif outcome.body is not None and (changed is not False or request.dependency):
+        elif outcome.body is not None and (
+            changed is not False or request.dependency or request.reload
+        ):
             self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
             outcome.body = None  # the lane owns it now
 
