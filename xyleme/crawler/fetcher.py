@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 _CHUNK = 64 * 1024
 _HEAD = 1024  # bytes of a body kept for sniffing its type
+_PIECES_PER_YIELD = 8  # decoded pieces (of _CHUNK bytes) between two turns of the event loop
 
 
 class FetchError(Exception):
@@ -322,8 +323,11 @@ class Fetcher:
                 raise describe_error(error) from None
             if not identity:
                 encoded = wire.finish().data()
-                for piece in decoded_pieces(encoded, encoding, self.settings.max_decoded_bytes):
+                pieces = decoded_pieces(encoded, encoding, self.settings.max_decoded_bytes)
+                for count, piece in enumerate(pieces, 1):
                     spool.write(piece)
+                    if count % _PIECES_PER_YIELD == 0:
+                        await asyncio.sleep(0)  # a big body decodes in slices: the loop runs
                 del encoded
             return spool.finish(), size
         except BaseException:  # a failure or a cancellation: nothing read may stay behind
