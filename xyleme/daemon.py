@@ -37,6 +37,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,7 +57,8 @@ from refresh.scheduler import RefreshTimetable
 from xyleme import commands, signals
 from xyleme.commands import Answer
 from xyleme.config import Config
-from xyleme.crawler import Crawler, CrawlEvent, Level, Scope
+from xyleme.crawler import Crawler, CrawlerSettings, CrawlEvent, Level, Scope
+from xyleme.crawler.fetcher import SPOOLED_BODIES
 from xyleme.crawler.frontier import host_key
 from xyleme.crawler.probe import CrawlerProbe
 from xyleme.loading import LoaderSink
@@ -152,7 +154,7 @@ class Daemon:
         md.clock = self.clock  # discoveries and rejections are dated in simulated time
         self.paused = commands.is_paused(self.md)
         self.crawler = Crawler(
-            md, self.config.crawler, self._scope(), clock=self.clock, resolver=self.resolver
+            md, self._crawler_settings(), self._scope(), clock=self.clock, resolver=self.resolver
         )
         documents = self.repository / self.config.paths.documents
         self.sink = LoaderSink(documents, md, self.crawler, self.clock, self.config.loader)
@@ -300,6 +302,19 @@ class Daemon:
         await asyncio.gather(*self._running_jobs, return_exceptions=True)
         self._scheduler.shutdown(wait=False)
         self._scheduler = None
+
+    def _crawler_settings(self) -> CrawlerSettings:
+        """The crawler's settings, its large bodies spooled in the repository (unless the
+        configuration names another folder), emptied of the bodies a kill -9 left behind:
+        their fetches were not committed and will be made again."""
+        settings = self.config.crawler
+        if not settings.spool_dir:
+            settings = replace(settings, spool_dir=str(self.repository / self.config.paths.spool))
+        folder = Path(settings.spool_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob(SPOOLED_BODIES):
+            stale.unlink(missing_ok=True)
+        return settings
 
     def _real_seconds(self, time_units: float) -> float:
         """Real seconds between two runs of a job that comes every ``time_units``."""

@@ -521,7 +521,10 @@ class Crawler:
             if refusal is not None and not request.dependency:
                 return self._failed(request, result, refusal, "content_type"), None
             body, wire = await self.fetcher.read_body(
-                response, settings.max_body_bytes, spool_over=settings.spool_over_bytes
+                response,
+                settings.max_body_bytes,
+                spool_over=settings.spool_over_bytes,
+                spool_dir=settings.spool_dir,
             )
         self.stats.count_bytes(wire)
         outcome = _Outcome(request, result)

@@ -58,6 +58,9 @@ class CrawlerSettings:
     spool_over_bytes: int = 1024 * 1024
     """A decoded body over this many bytes streams to a temporary file, handed to the loader
     as a Path and removed after the load (ARCHITECTURE: large bodies as spooled files)."""
+    spool_dir: str = ""
+    """Folder of the spooled bodies (empty: the system's temporary folder). The daemon uses
+    the repository's ``[paths] spool`` and empties it at start (files a kill -9 left)."""
     robots_ttl: float = 24 * 3600.0
     """Real seconds a fetched robots.txt is trusted before it is read again."""
     robots_error_ttl: float = 300.0
