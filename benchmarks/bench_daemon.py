@@ -5,12 +5,17 @@ in this process on the web's accelerated clock, with a heartbeat task on its eve
 wakes every 10 ms and records how much CPU the loop's thread burnt meanwhile: the most is the
 longest time anything blocked the loop (a SQLite write, a checkpoint, a ranking pass that
 should have gone to a thread); its wall-clock lateness, which also counts the moments a
-loaded machine did not run us, is reported beside it. Every second the fetch count and the
+loaded machine did not run us, is reported beside it. Every second the fetch count, the
+known-URL count (the crawler's seen-URL table), the writer's and the loader's backlogs and the
 resident set size are sampled.
 
+RSS must stay flat once the known-URL set stops growing: ``rss_growth_pct`` is the growth over
+the second half of the run, measured from the later of the half-way mark and the first sample
+at which the known-URL count reached 99 % of its final value (``known_stable_at_s``; the
+simulated web keeps giving birth to a few pages).
+
 Run ``python benchmarks/bench_daemon.py`` (one hour) or ``--quick`` (60 s). The last line is
-JSON with ``pages_per_s``, ``rss_growth_pct`` (RSS growth over the second half of the run)
-and ``max_loop_block_ms``.
+JSON with ``pages_per_s``, ``rss_growth_pct`` and ``max_loop_block_ms``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import logging
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -39,31 +45,69 @@ from xyleme.logs import configure_logging
 from xyleme.simweb import SimWebProcess
 
 HEARTBEAT = 0.01
+STABLE_SHARE = 0.99
+"""The known-URL set has stopped growing when it holds this share of its final count."""
 
 
-async def heartbeat(worst: dict[str, float]) -> None:
-    """Sleep ``HEARTBEAT`` seconds again and again, and keep the worst oversleep.
+async def heartbeat(daemon: Daemon, worst: dict[str, float]) -> None:
+    """Sleep ``HEARTBEAT`` seconds again and again, and keep the worst oversleep until the
+    end of the run (the shutdown's last checkpoint is not the steady state measured).
 
     ``lateness`` is wall time: it includes the moments the OS did not run us at all (the
     benchmark machine is shared). ``block`` is the CPU time the loop's own thread spent while
     the heartbeat waited: work that held the loop, whatever the machine's load.
     """
     loop = asyncio.get_running_loop()
-    while True:
+    while daemon.clock.now() < daemon.stop_at:
         wall, cpu = loop.time(), time.thread_time()
         await asyncio.sleep(HEARTBEAT)
         worst["lateness"] = max(worst["lateness"], loop.time() - wall - HEARTBEAT)
         worst["block"] = max(worst["block"], time.thread_time() - cpu)
 
 
-async def sample(daemon: Daemon, samples: list[tuple[float, int, int]], started: float) -> None:
-    """Every second: (elapsed s, pages fetched so far, RSS bytes)."""
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One second of the soak."""
+
+    at: float
+    fetched: int
+    known: int
+    backlog: int
+    rss: int
+
+
+async def sample(daemon: Daemon, samples: list[Sample], started: float) -> None:
+    """Every second until the end of the run (not the shutdown): pages fetched so far, URLs
+    known, results and bodies waiting, RSS."""
     process = psutil.Process()
     while True:
         await asyncio.sleep(1.0)
-        if daemon.crawler is not None:
-            fetched = daemon.crawler.stats.pages
-            samples.append((time.monotonic() - started, fetched, process.memory_info().rss))
+        crawler = daemon.crawler
+        if crawler is not None and daemon.clock.now() < daemon.stop_at:
+            samples.append(
+                Sample(
+                    time.monotonic() - started,
+                    crawler.stats.pages,
+                    len(crawler.seen),
+                    crawler.backlog(),
+                    process.memory_info().rss,
+                )
+            )
+
+
+def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | None]:
+    """RSS growth (%) over the second half of the run, from when the known set stopped growing.
+
+    The simulated web keeps giving birth to a few pages, so "stopped growing" is when the
+    known-URL count first reached 99 % of its final value. Returns the growth and that time.
+    """
+    if not samples:
+        return 0.0, 0.0
+    final = samples[-1].known
+    stable = next(s.at for s in samples if s.known >= STABLE_SHARE * final)
+    window = [s.rss for s in samples if s.at >= max(elapsed / 2, stable)]
+    growth = 100.0 * (window[-1] - window[0]) / window[0] if len(window) > 1 else 0.0
+    return growth, stable
 
 
 async def soak(seconds: float, pages: int, speed: float) -> dict:
@@ -91,10 +135,10 @@ async def soak(seconds: float, pages: int, speed: float) -> dict:
             stop_at=clock.now() + seconds * speed,
         )
         worst = {"lateness": 0.0, "block": 0.0}
-        samples: list[tuple[float, int, int]] = []
+        samples: list[Sample] = []
         started = time.monotonic()
         helpers = [
-            asyncio.create_task(heartbeat(worst)),
+            asyncio.create_task(heartbeat(daemon, worst)),
             asyncio.create_task(sample(daemon, samples, started)),
         ]
         try:
@@ -103,23 +147,33 @@ async def soak(seconds: float, pages: int, speed: float) -> dict:
             for task in helpers:
                 task.cancel()
     elapsed = time.monotonic() - started
-    total = samples[-1][1] if samples else 0
-    half = [rss for at, _, rss in samples if at >= elapsed / 2]
-    growth = 100.0 * (half[-1] - half[0]) / half[0] if len(half) > 1 else 0.0
+    total = samples[-1].fetched if samples else 0
+    growth, stable_at = rss_growth(samples, elapsed)
+    points = samples[:: max(1, len(samples) // 12)]
+    timeline = zip([Sample(0.0, 0, 0, 0, 0), *points[:-1]], points, strict=True)
     return {
         "seconds": round(elapsed, 1),
         "pages": pages,
         "speed": speed,
         "fetched": total,
         "pages_per_s": round(total / elapsed, 1),
-        "rss_mb_start": round(samples[0][2] / 2**20, 1) if samples else None,
-        "rss_mb_end": round(samples[-1][2] / 2**20, 1) if samples else None,
+        "rss_mb_start": round(samples[0].rss / 2**20, 1) if samples else None,
+        "rss_mb_end": round(samples[-1].rss / 2**20, 1) if samples else None,
         "rss_growth_pct": round(growth, 2),
+        "known_urls": samples[-1].known if samples else 0,
+        "known_stable_at_s": round(stable_at),
         "max_loop_block_ms": round(worst["block"] * 1000, 1),
         "max_loop_lateness_ms": round(worst["lateness"] * 1000, 1),
         "timeline": [
-            (round(at), fetched, round(rss / 2**20, 1))
-            for at, fetched, rss in samples[:: max(1, len(samples) // 12)]
+            (
+                round(now.at),
+                now.fetched,
+                round((now.fetched - then.fetched) / (now.at - then.at)),
+                now.known,
+                now.backlog,
+                round(now.rss / 2**20, 1),
+            )
+            for then, now in timeline
         ],
     }
 
@@ -139,9 +193,10 @@ def main() -> None:
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "
         f"(clock x{options.speed:g})"
     )
-    print(f"{'elapsed s':>10} {'fetched':>10} {'RSS MiB':>10}")
-    for at, fetched, rss in figures.pop("timeline"):
-        print(f"{at:>10} {fetched:>10} {rss:>10}")
+    columns = ("elapsed s", "fetched", "pages/s", "known URLs", "backlog", "RSS MiB")
+    print(" ".join(f"{name:>10}" for name in columns))
+    for row in figures.pop("timeline"):
+        print(" ".join(f"{value:>10}" for value in row))
     print(json.dumps(figures))
 
 

@@ -681,6 +681,18 @@ class Metadata:
         with self._lock:
             return _max_id(self._conn)
 
+    def content_md5s(self, page_type: PageType) -> dict[int, str]:
+        """URL-Id -> MD5 of the last content read, for every page of ``page_type``.
+
+        The daemon compares it with the loader's stored versions at start: an XML page whose
+        read was committed but whose load a crash cut off has an MD5 the loader lacks.
+        """
+        rows = self._all(
+            "SELECT id, md5 FROM pages WHERE type = ? AND md5 IS NOT NULL ORDER BY id",
+            (PageType(page_type).value,),
+        )
+        return dict(rows)
+
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
         counts = dict(self._all("SELECT type, count(*) FROM pages GROUP BY type"))

@@ -10,9 +10,11 @@ import asyncio
 import gzip
 import hashlib
 import itertools
+import time
 
 import pytest
 
+from loader import LoadOutcome, LoadResult
 from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from tests.crawler_site import Page, Site, SiteResolver
@@ -410,6 +412,7 @@ class RecordingSink:
 
     def load(self, url_id, url, body, headers, fetched_at):
         self.loaded.append((url_id, url, body, headers["Content-Type"], fetched_at))
+        return LoadResult(url_id, LoadOutcome.STORED)
 
     def dependency_failed(self, url_id, url, reason):
         self.failed.append((url_id, url, reason))
@@ -437,6 +440,53 @@ async def test_xml_goes_to_the_sink_once_per_version(site, md):
     crawler.submit(catalog.url_id, Level.REFRESH)  # same MD5: the loader has it already
     await crawler.run()
     assert len(sink.loaded) == 2
+
+
+async def test_a_reload_reads_unconditionally_and_hands_even_an_unchanged_body(site, md):
+    xml = b"<?xml version='1.0'?><catalog/>"
+    etag = '"v1"'
+
+    def page(request):
+        if request.headers.get("If-None-Match") == etag:
+            return Page(b"", 304, headers={"ETag": etag})
+        return Page(xml, 200, "application/xml", headers={"ETag": etag})
+
+    url = site.add("a.test", "/catalog.xml", page)
+    sink = RecordingSink()
+    crawler = make_crawler(md, sink=sink)
+    crawler.submit(url)
+    await crawler.run()
+    url_id = md.page_by_url(url).url_id
+    crawler.submit(url_id, Level.REFRESH)  # a 304: nothing for the loader
+    await crawler.run()
+    assert site.hits[-1].headers.get("If-None-Match") == etag and len(sink.loaded) == 1
+
+    crawler.submit(url_id, Level.REFRESH, reload=True)  # a load a crash cut off
+    await crawler.run()
+    assert "If-None-Match" not in site.hits[-1].headers
+    assert [entry[2] for entry in sink.loaded] == [xml, xml]
+
+
+async def test_a_slow_loader_holds_the_fetchers_back(site, md):
+    paths = [f"/doc{n}.xml" for n in range(40)]
+    home = site.html("a.test", "/", paths)
+    for path in paths:
+        site.add("a.test", path, Page(b"<doc/>", 200, "application/xml"))
+    backlogs = []
+
+    class SlowSink(RecordingSink):
+        def load(self, *args):
+            backlogs.append(crawler.backlog())
+            time.sleep(0.01)
+            return super().load(*args)
+
+    sink = SlowSink()
+    crawler = make_crawler(md, sink=sink, max_pending_loads=2, max_pending_writes=4)
+    crawler.submit(home)
+    await crawler.run()
+    assert len(sink.loaded) == 40
+    # bodies queued for the loader + results queued for the writer + fetches in flight
+    assert max(backlogs) <= 2 + 4 + FAST["concurrency"]
 
 
 async def test_without_a_sink_xml_is_stored_with_its_md5(site, md):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import tempfile
 import tracemalloc
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from metadata import LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
 from tests.crawler_site import Page, Site, SiteResolver
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
-from xyleme.crawler.fetcher import Fetcher, FetchError
+from xyleme.crawler.fetcher import SPOOLED_BODIES, Fetcher, FetchError
 
 FAST = {"min_delay": 0.0, "concurrency": 4, "per_host_concurrency": 2, "write_interval": 0.01}
 MIB = 1024 * 1024
@@ -49,8 +48,8 @@ def make_crawler(md, sink=None, **settings) -> Crawler:
     )
 
 
-def spooled_files() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob("xyro-*.body"))
+def spooled_files(folder: Path) -> list[Path]:
+    return list(folder.glob(SPOOLED_BODIES))
 
 
 # ---------------------------------------------------------------------- robots and canonical
@@ -133,7 +132,9 @@ def big_xml(size: int) -> bytes:
 
 
 @pytest.mark.parametrize("fail", [False, True], ids=["loaded", "loader-fails"])
-async def test_a_large_xml_body_reaches_the_loader_as_a_file_removed_afterwards(site, md, fail):
+async def test_a_large_xml_body_reaches_the_loader_as_a_file_removed_afterwards(
+    site, md, fail, tmp_path
+):
     large, small = big_xml(3 * MIB), big_xml(10_000)
     site.html("a.test", "/", ["/large.xml", "/small.xml", "/large.gz.xml"])
     site.add("a.test", "/large.xml", Page(large, 200, "application/xml"))
@@ -143,9 +144,8 @@ async def test_a_large_xml_body_reaches_the_loader_as_a_file_removed_afterwards(
         "/large.gz.xml",
         Page(gzip.compress(large), 200, "application/xml", {"Content-Encoding": "gzip"}),
     )
-    before = spooled_files()
     sink = SpoolCheckingSink(fail=fail)
-    crawler = make_crawler(md, sink=sink, spool_over_bytes=MIB)
+    crawler = make_crawler(md, sink=sink, spool_over_bytes=MIB, spool_dir=str(tmp_path))
     crawler.submit(site.url("a.test", "/"))
     await crawler.run()
 
@@ -159,11 +159,12 @@ async def test_a_large_xml_body_reaches_the_loader_as_a_file_removed_afterwards(
     ]
     assert md.page_by_url(site.url("a.test", "/large.xml")).md5 == md5["large"]
     assert md.page_by_url(site.url("a.test", "/large.xml")).size == len(large)
+    assert all(path.parent == tmp_path for path in sink.paths)
     assert not any(path.exists() for path in sink.paths)
-    assert spooled_files() <= before
+    assert spooled_files(tmp_path) == []
 
 
-async def test_large_bodies_the_loader_does_not_need_leave_no_file(site, md):
+async def test_large_bodies_the_loader_does_not_need_leave_no_file(site, md, tmp_path):
     large = big_xml(2 * MIB)
     site.add("a.test", "/large.xml", Page(large, 200, "application/xml"))
     site.add(
@@ -171,15 +172,14 @@ async def test_large_bodies_the_loader_does_not_need_leave_no_file(site, md):
         "/big.html",
         Page(b"<html><body>" + b" " * 2 * MIB + b'<a href="/x">x</a></body></html>'),
     )
-    before = spooled_files()
-    crawler = make_crawler(md, spool_over_bytes=MIB)  # no loader: XML stored with its MD5
+    crawler = make_crawler(md, spool_over_bytes=MIB, spool_dir=str(tmp_path))  # no loader
     crawler.submit(site.url("a.test", "/large.xml"))
     crawler.submit(site.url("a.test", "/big.html"))
     await crawler.run()
     assert md.page_by_url(site.url("a.test", "/large.xml")).md5 == hashlib.md5(large).hexdigest()
     big = md.page_by_url(site.url("a.test", "/big.html"))
     assert md.urls_of(md.children(big.url_id).tolist()) == [site.url("a.test", "/x")]
-    assert spooled_files() <= before
+    assert spooled_files(tmp_path) == []
 
 
 async def streamed_server(body: bytes, encoding: str | None) -> tuple[web.AppRunner, int]:
@@ -231,19 +231,18 @@ async def test_a_spooled_body_is_never_whole_in_memory(encoding):
         await runner.cleanup()
 
 
-async def test_a_body_cut_at_the_cap_leaves_no_spooled_file():
+async def test_a_body_cut_at_the_cap_leaves_no_spooled_file(tmp_path):
     runner, port = await streamed_server(big_xml(3 * MIB), None)  # chunked: no Content-Length
-    before = spooled_files()
     fetcher = Fetcher(CrawlerSettings(), aiohttp.DefaultResolver())
     await fetcher.open()
     try:
         async with fetcher.request(f"http://127.0.0.1:{port}/") as response:
             with pytest.raises(FetchError, match="cap: cut"):
-                await fetcher.read_body(response, 2 * MIB, spool_over=MIB)
+                await fetcher.read_body(response, 2 * MIB, spool_over=MIB, spool_dir=str(tmp_path))
     finally:
         await fetcher.close()
         await runner.cleanup()
-    assert spooled_files() <= before
+    assert spooled_files(tmp_path) == []
 
 
 async def test_the_real_loader_stores_a_spooled_document_and_its_links(site, md, tmp_path):
@@ -251,12 +250,13 @@ async def test_the_real_loader_stores_a_spooled_document_and_its_links(site, md,
     xml = b"<?xml version='1.0'?>\n<catalog>\n" + item * (2 * MIB // len(item)) + b"</catalog>\n"
     url = site.add("a.test", "/catalog.xml", Page(xml, 200, "application/xml"))
     site.html("a.test", "/next.html")
-    before = spooled_files()
-    crawler = make_crawler(md, spool_over_bytes=MIB)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    crawler = make_crawler(md, spool_over_bytes=MIB, spool_dir=str(spool))
     crawler.sink = Loader(tmp_path / "documents", md, crawler, md.clock)
     crawler.submit(url)
     await crawler.run()
     catalog = md.page_by_url(url)
     assert md.status(catalog.url_id)[0] is LoadStatus.LOADED
     assert md.page_by_url(site.url("a.test", "/next.html")).page_type is PageType.HTML
-    assert spooled_files() <= before
+    assert spooled_files(spool) == []

@@ -91,6 +91,22 @@ def test_simulated_time_continues_across_restarts(repo):
     second.close()
 
 
+def test_large_bodies_spool_in_the_repository_and_a_crash_s_leftovers_are_removed(repo):
+    spool = repo / "spool"
+    spool.mkdir()
+    left = spool / "xyro-left-by-a-kill.body"  # a body whose fetch was never committed
+    left.write_bytes(b"<catalog/>")
+    unrelated = spool / "notes.txt"
+    unrelated.write_text("not a spooled body")
+    daemon = Daemon(repo, Config(), clock=ManualClock(0.0))
+    daemon.open()
+    try:
+        assert daemon.crawler.settings.spool_dir == str(spool)
+        assert not left.exists() and unrelated.exists()
+    finally:
+        daemon.close()
+
+
 async def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock(repo):
     daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
     daemon.open()

@@ -6,6 +6,8 @@ import signal
 import pytest
 from click.testing import CliRunner
 
+from loader.repository import DocumentRepository
+from metadata import FetchResult, Metadata, PageType
 from tests.daemon_fixtures import (
     FAST_CRAWL,
     RunningDaemon,
@@ -75,3 +77,55 @@ def test_sigterm_mid_crawl_exits_0_with_a_checkpoint_and_a_restart_goes_on(repo,
         again.kill()
     status = json.loads(CliRunner().invoke(cli, ["--repo", str(repo), "status", "--json"]).output)
     assert status["clock"]["now"] > stopped_at  # simulated time went on, not back
+
+
+def xml_reads_and_versions(repo) -> tuple[dict[int, str], dict[int, str]]:
+    """URL-Id -> MD5 of the last read of each XML page (metadata), and of each document's
+    latest version in the loader's repository."""
+    with Metadata.open(repo / "metadata.db", readonly=True) as md:
+        read = md.content_md5s(PageType.XML)
+    versions = DocumentRepository(repo / "documents")
+    try:
+        latest = {change.url_id: change.md5 for change in versions.changes()}
+    finally:
+        versions.close()
+    return read, latest
+
+
+def test_a_read_committed_but_not_loaded_before_kill_9_is_read_and_loaded_at_restart(repo, web):
+    first = RunningDaemon(repo, "--simweb-port", str(web.port))
+    try:
+        wait_until(lambda: len(xml_reads_and_versions(repo)[1]) >= 5)
+    finally:
+        first.kill()
+    read, latest = xml_reads_and_versions(repo)
+    cut_off = sorted(set(read) & set(latest))[:3]
+    # What a kill -9 between a commit and its load leaves: the metadata holds a read of new
+    # content (its MD5) that the loader never stored. The next refresh would see that MD5
+    # again and take the page as unchanged.
+    with Metadata.open(repo / "metadata.db") as md:
+        md.record_fetches(
+            [
+                FetchResult(
+                    url_id,
+                    md.page(url_id).last_access + 1.0,
+                    PageType.XML,
+                    status=200,
+                    md5=f"{url_id:032x}",
+                )
+                for url_id in cut_off
+            ]
+        )
+    second = RunningDaemon(repo, "--simweb-port", str(web.port))
+    try:
+        line = second.wait_for("read but never loaded")
+        assert int(line.split("queued ")[1].split()[0]) >= len(cut_off)
+
+        def loaded() -> bool:
+            read, latest = xml_reads_and_versions(repo)
+            return all(latest.get(url_id) == read[url_id] for url_id in cut_off)
+
+        wait_until(loaded)
+        assert second.stop(signal.SIGTERM) == 0
+    finally:
+        second.kill()

@@ -449,6 +449,16 @@ def test_count_by_type(md):
     assert counts[PageType.UNKNOWN] == 1 and counts[PageType.XML] == 0
 
 
+def test_content_md5s_of_a_type(md):
+    a, b, c, _d = ids(md, "a.xml", "b.xml", "c.html", "d.xml")
+    md.record_fetch(full_fetch(a, 1.0, page_type=PageType.XML, md5="a" * 32))
+    md.record_fetch(full_fetch(b, 1.0, page_type=PageType.XML, md5="b" * 32))
+    md.record_fetch(full_fetch(c, 1.0, page_type=PageType.HTML, md5="c" * 32))
+    md.record_fetch(FetchResult(b, 2.0, PageType.XML, status=304))  # keeps the MD5 read
+    assert md.content_md5s(PageType.XML) == {a: "a" * 32, b: "b" * 32}
+    assert md.content_md5s(PageType.HTML) == {c: "c" * 32}
+
+
 # ---------------------------------------------------------------- Status-Data and state
 
 

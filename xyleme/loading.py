@@ -126,6 +126,18 @@ class LoaderSink:
         if event.level == Level.DEPENDENCY:
             self.fetcher.answered(event.url)
 
+    def not_loaded(self, read: Mapping[int, str]) -> list[int]:
+        """Of documents read (URL-Id -> MD5 of the content read), those the loader has
+        neither stored as their latest version nor parked waiting for a dependency."""
+        with self._lock:
+            latest = {change.url_id: change.md5 for change in self.loader.repository.changes()}
+            parked = {document.url_id for document in self.loader.parking}
+        return [
+            url_id
+            for url_id, md5 in read.items()
+            if latest.get(url_id) != md5 and url_id not in parked
+        ]
+
     async def expire_waiting(self) -> int:
         """Fail the documents that waited too long for a dependency; how many."""
         return len(await asyncio.to_thread(self._locked, self.loader.expire_waiting))

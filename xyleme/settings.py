@@ -53,9 +53,12 @@ class PathSettings:
 
     documents: str = _setting("documents", "the XML warehouse (loader)")
     ranking: str = _setting("ranking", "matrix slices and rank vectors (ranking)")
+    spool: str = _setting(
+        "spool", "large bodies on their way to the loader (crawler); emptied at start"
+    )
 
     def __post_init__(self) -> None:
-        for name in ("documents", "ranking"):
+        for name in ("documents", "ranking", "spool"):
             if not getattr(self, name):
                 raise ValueError(f"{name} must name a folder")
 

@@ -175,6 +175,7 @@ class Crawler:
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
+        self._writer_took = asyncio.Event()  # the writer emptied some of the outbox
         self._busy = 0
         self._finished = asyncio.Event()
         self._until_idle = True
@@ -193,6 +194,7 @@ class Crawler:
         score: float = 0.0,
         *,
         referrer: int | None = None,
+        reload: bool = False,
     ) -> bool:
         """Queue a URL (or a known URL-Id) at a level, ordered in it by ``score`` (higher first).
 
@@ -200,6 +202,7 @@ class Crawler:
         the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
         recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
         An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
+        ``reload`` reads the page for the loader even if unchanged (``Request.reload``).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
@@ -217,7 +220,13 @@ class Crawler:
             return False
         self.seen.add(url)
         request = Request(
-            url, level, score, url_id=url_id, referrer=referrer, dependency=level == 0
+            url,
+            level,
+            score,
+            url_id=url_id,
+            referrer=referrer,
+            dependency=level == 0,
+            reload=reload,
         )
         return self.frontier.push(request)
 
@@ -308,6 +317,10 @@ class Crawler:
         self._closing = True
         self._finished.set()
 
+    def backlog(self) -> int:
+        """Fetch results waiting for the writer plus bodies waiting for the loader."""
+        return self._outbox.qsize() + (self._lane.pending if self._lane is not None else 0)
+
     def snapshot(self) -> dict:
         """Current statistics, with queue sizes by level."""
         return self.stats.snapshot(self.frontier.sizes(), self.frontier.hosts)
@@ -358,6 +371,7 @@ class Crawler:
         while not self._closing:
             self._waiting_workers.add(task)
             try:
+                await self._room_to_write()
                 request = await self.frontier.get()
             finally:
                 self._waiting_workers.discard(task)
@@ -377,6 +391,12 @@ class Crawler:
                 self._check_idle()
             else:
                 self._outbox.put_nowait(outcome)
+
+    async def _room_to_write(self) -> None:
+        """Backpressure: no new fetch while ``max_pending_writes`` results wait for the writer."""
+        while self._outbox.qsize() >= self.settings.max_pending_writes:
+            self._writer_took.clear()
+            await self._writer_took.wait()
 
     def _check_idle(self) -> None:
         idle = self._busy == 0 and len(self.frontier) == 0 and self._outbox.empty()
@@ -451,7 +471,7 @@ class Crawler:
         Only a page whose last read succeeded is asked conditionally: after a failure or a
         redirect the body is needed (a 304 would leave its type unknown).
         """
-        if request.url_id is None or request.level == Level.SCOUTING:
+        if request.url_id is None or request.level == Level.SCOUTING or request.reload:
             return {}, None
         page = self.metadata.page(request.url_id)  # no thread: a GIL convoy costs more
         if page.page_type not in _CONTENT_TYPES:
@@ -501,7 +521,10 @@ class Crawler:
             if refusal is not None and not request.dependency:
                 return self._failed(request, result, refusal, "content_type"), None
             body, wire = await self.fetcher.read_body(
-                response, settings.max_body_bytes, spool_over=settings.spool_over_bytes
+                response,
+                settings.max_body_bytes,
+                spool_over=settings.spool_over_bytes,
+                spool_dir=settings.spool_dir,
             )
         self.stats.count_bytes(wire)
         outcome = _Outcome(request, result)
@@ -658,6 +681,7 @@ class Crawler:
                     done = True
                 else:
                     batch.append(item)
+            self._writer_took.set()
             if batch:
                 await self._commit(batch)
             if loop.time() - last_gc > settings.idle_slot_seconds:
@@ -672,10 +696,12 @@ class Crawler:
         except Exception:
             log.exception("batch of %d fetch results refused: recording one by one", len(batch))
             verdicts = [self._record_alone(outcome) for outcome in batch]
-        for outcome, changed in zip(batch, verdicts, strict=True):
+        for count, (outcome, changed) in enumerate(zip(batch, verdicts, strict=True), 1):
             if changed is not _UNRECORDED:
                 await self._after_commit(outcome, changed)
             outcome.discard_body()  # a body the loader did not take
+            if count % self.settings.commit_slice == 0:
+                await asyncio.sleep(0)  # events and hand-offs in slices: the fetchers run
         self._busy -= len(batch)
         self._check_idle()
 
@@ -749,11 +775,14 @@ class Crawler:
                 depth=request.depth,
                 redirects=(*request.redirects, request.url),
                 dependency=request.dependency,
+                reload=request.reload,
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
             self._scout(outcome.follow, request)
         if self._lane is not None:
+            if outcome.body is not None:
+                await self._lane.room(self.settings.max_pending_loads)
             self._hand_to_loader(outcome, changed)
 
     def _scout(self, links: Iterable[str], parent: Request) -> None:
@@ -821,7 +850,9 @@ class Crawler:
             url_id = self.metadata.id_for(url, create=False) or url_id
         if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
             self._lane.fail(url_id, url, result.reason or "fetch failed")
-        elif outcome.body is not None and (changed is not False or request.dependency):
+        elif outcome.body is not None and (
+            changed is not False or request.dependency or request.reload
+        ):
             self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
             outcome.body = None  # the lane owns it now
 

@@ -31,8 +31,13 @@ from xyleme.crawler.settings import CrawlerSettings
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Mapping
 
+SPOOL_PREFIX, SPOOL_SUFFIX = "xyro-", ".body"
+SPOOLED_BODIES = f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"
+"""The names of spooled bodies' files (a glob pattern), so leftovers can be found."""
+
 _CHUNK = 64 * 1024
 _HEAD = 1024  # bytes of a body kept for sniffing its type
+_PIECES_PER_YIELD = 8  # decoded pieces (of _CHUNK bytes) between two turns of the event loop
 
 
 class FetchError(Exception):
@@ -164,8 +169,9 @@ class _Spool:
     so the body is never held twice (the list of pieces and their join).
     """
 
-    def __init__(self, threshold: int | None) -> None:
+    def __init__(self, threshold: int | None, folder: str | None = None) -> None:
         self._threshold = threshold
+        self._folder = folder or None
         self._pieces: list[bytes] = []
         self._file: BinaryIO | None = None
         self._md5 = hashlib.md5()
@@ -183,7 +189,7 @@ class _Spool:
         self._pieces.append(piece)
         if self._threshold is not None and self.size > self._threshold:
             self._file = tempfile.NamedTemporaryFile(  # noqa: SIM115 — closed in finish/discard
-                prefix="xyro-", suffix=".body", delete=False
+                prefix=SPOOL_PREFIX, suffix=SPOOL_SUFFIX, dir=self._folder, delete=False
             )
             self._file.writelines(self._pieces)
             self._pieces.clear()
@@ -286,6 +292,7 @@ class Fetcher:
         *,
         truncate: bool = False,
         spool_over: int | None = None,
+        spool_dir: str | None = None,
     ) -> tuple[Body, int]:
         """The decoded body and the bytes read off the wire, within the crawler's caps.
 
@@ -293,7 +300,8 @@ class Fetcher:
         what was read is freed, and :class:`FetchError` (kind ``too_large``) is raised —
         or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
         bytes are kept. A decoded body over ``spool_over`` bytes goes to a temporary file
-        as it streams (the caller then owns the file: :meth:`Body.discard`).
+        (in ``spool_dir``, or the system's temporary folder) as it streams (the caller then
+        owns the file: :meth:`Body.discard`).
         """
         declared = response.content_length
         if declared is not None and declared > limit and not truncate:
@@ -303,7 +311,7 @@ class Fetcher:
         identity = (encoding or "identity").strip().lower() in ("", "identity")
         # An identity body streams straight into the spool; an encoded one is read whole
         # (it is under the wire cap) and its decoded pieces go to the spool.
-        spool = _Spool(spool_over)
+        spool = _Spool(spool_over, spool_dir)
         wire = spool if identity else _Spool(None)
         size = 0
         try:
@@ -322,8 +330,11 @@ class Fetcher:
                 raise describe_error(error) from None
             if not identity:
                 encoded = wire.finish().data()
-                for piece in decoded_pieces(encoded, encoding, self.settings.max_decoded_bytes):
+                pieces = decoded_pieces(encoded, encoding, self.settings.max_decoded_bytes)
+                for count, piece in enumerate(pieces, 1):
                     spool.write(piece)
+                    if count % _PIECES_PER_YIELD == 0:
+                        await asyncio.sleep(0)  # a big body decodes in slices: the loop runs
                 del encoded
             return spool.finish(), size
         except BaseException:  # a failure or a cancellation: nothing read may stay behind

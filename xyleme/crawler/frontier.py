@@ -58,6 +58,9 @@ class Request:
     attempts: int = 0
     dependency: bool = False
     """Asked by the loader (a DTD or an external entity)."""
+    reload: bool = False
+    """Read again for the loader: asked unconditionally, and the body goes to the loader even
+    if unchanged (a load that a crash cut off after the read was committed)."""
     seq: int = 0
     cancelled: bool = False
     in_flight: bool = False

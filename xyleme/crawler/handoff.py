@@ -64,6 +64,7 @@ class LoaderLane:
         self._on_done = on_done
         self._queue: asyncio.Queue[_Load | _Failure | None] = asyncio.Queue()
         self._task: asyncio.Task | None = None
+        self._served = asyncio.Event()
         self.pending = 0
 
     def start(self) -> None:
@@ -79,6 +80,13 @@ class LoaderLane:
         """Queue ``sink.dependency_failed`` for a DTD or entity that could not be fetched."""
         self.pending += 1
         self._queue.put_nowait(_Failure(url_id, url, reason))
+
+    async def room(self, limit: int) -> None:
+        """Wait until fewer than ``limit`` items are queued (the writer's backpressure: the
+        bodies held in memory are bounded by the loader's pace)."""
+        while self.pending >= limit:
+            self._served.clear()
+            await self._served.wait()
 
     async def close(self) -> None:
         """Serve what is queued, then stop (the fetches behind it are already committed)."""
@@ -156,8 +164,7 @@ class LoaderLane:
 
     def _finished(self, item: _Load) -> None:
         discard_spooled(item.body)  # the loader leaves it in place
-        self.pending -= 1
-        self._on_done()
+        self._served_one()
 
     async def _fail(self, item: _Failure) -> None:
         try:
@@ -165,5 +172,10 @@ class LoaderLane:
         except Exception:
             log.exception("the loader failed on %s", item.url)
         finally:
-            self.pending -= 1
-            self._on_done()
+            self._served_one()
+
+    def _served_one(self) -> None:
+        """One item done: the backlog shrinks, and a fetcher waiting for room may go on."""
+        self.pending -= 1
+        self._served.set()
+        self._on_done()

@@ -58,6 +58,9 @@ class CrawlerSettings:
     spool_over_bytes: int = 1024 * 1024
     """A decoded body over this many bytes streams to a temporary file, handed to the loader
     as a Path and removed after the load (ARCHITECTURE: large bodies as spooled files)."""
+    spool_dir: str = ""
+    """Folder of the spooled bodies (empty: the system's temporary folder). The daemon uses
+    the repository's ``[paths] spool`` and empties it at start (files a kill -9 left)."""
     robots_ttl: float = 24 * 3600.0
     """Real seconds a fetched robots.txt is trusted before it is read again."""
     robots_error_ttl: float = 300.0
@@ -80,6 +83,15 @@ class CrawlerSettings:
     """Fetch results committed to the metadata per transaction, at most."""
     write_interval: float = 0.05
     """Seconds a result may wait for others to share its transaction."""
+    max_pending_writes: int = 1024
+    """Finished fetches waiting for the writer, at most: beyond it the workers wait before
+    taking another request (backpressure, so fetching never outruns the commits' memory)."""
+    max_pending_loads: int = 64
+    """Bodies waiting for the loader, at most: beyond it the writer waits (and so, through
+    ``max_pending_writes``, the workers): the loader's pace bounds the bodies held."""
+    commit_slice: int = 32
+    """Committed results whose events and hand-offs run before the writer lets the event
+    loop serve the fetchers again (a batch's follow-up cut in slices keeps the loop live)."""
     idle_slot_seconds: float = 60.0
     """A host slot with nothing queued or in flight for this long is forgotten."""
     shutdown_deadline: float = 10.0
@@ -90,7 +102,16 @@ class CrawlerSettings:
             value = getattr(self, field.name)
             if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
                 raise ValueError(f"crawler setting {field.name} must be >= 0, got {value!r}")
-        for name in ("concurrency", "per_host_concurrency", "write_batch", "expected_urls"):
+        at_least_one = (
+            "concurrency",
+            "per_host_concurrency",
+            "write_batch",
+            "expected_urls",
+            "max_pending_writes",
+            "max_pending_loads",
+            "commit_slice",
+        )
+        for name in at_least_one:
             if getattr(self, name) < 1:
                 raise ValueError(f"crawler setting {name} must be >= 1")
         if self.per_ip_concurrency is not None and self.per_ip_concurrency < 1:
