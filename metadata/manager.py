@@ -156,6 +156,8 @@ class Metadata:
         self.settings = settings
         self._lock = threading.RLock()
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
+        self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
+        self._scan_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -246,9 +248,13 @@ class Metadata:
         return cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
 
     def close(self) -> None:
-        """Close the connection (committed data is already safe)."""
+        """Close the connections (committed data is already safe)."""
         with self._lock:
             self._conn.close()
+        with self._scan_lock:
+            if self._scanner is not None:
+                self._scanner.close()
+                self._scanner = None
 
     def __enter__(self) -> Metadata:
         return self
@@ -315,6 +321,18 @@ class Metadata:
         """Every row of a one-statement query."""
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
+
+    def _scan(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Every row of a long read of the whole table, on a read-only connection of its own.
+
+        A scan of every page takes long on a big repository; on the shared connection it
+        would hold the writers (the crawler's, on the daemon's event loop) for all that time.
+        In WAL mode the scan reads the last committed snapshot while they go on.
+        """
+        with self._scan_lock:
+            if self._scanner is None:
+                self._scanner = _connect(self.path, readonly=True, settings=self.settings)
+            return self._scanner.execute(sql, params).fetchall()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -687,7 +705,7 @@ class Metadata:
         The daemon compares it with the loader's stored versions at start: an XML page whose
         read was committed but whose load a crash cut off has an MD5 the loader lacks.
         """
-        rows = self._all(
+        rows = self._scan(
             "SELECT id, md5 FROM pages WHERE type = ? AND md5 IS NOT NULL ORDER BY id",
             (PageType(page_type).value,),
         )
@@ -757,7 +775,7 @@ class Metadata:
         ``importance``, ``interest``, ``opic_cash``, ``opic_importance``, ``next_refresh``.
         """
         names = _VIEW_COLUMNS
-        rows = self._all(f"SELECT {', '.join(names)} FROM pages ORDER BY id")
+        rows = self._scan(f"SELECT {', '.join(names)} FROM pages ORDER BY id")
         columns = _columns(rows, len(names))
         view: dict[str, np.ndarray] = {}
         for name, values in zip(names, columns, strict=True):

@@ -1,6 +1,7 @@
 """The metadata manager's API: Map-, Refresh-, Link- and Status-Data round trips."""
 
 import dataclasses
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -496,3 +497,26 @@ def test_one_object_shared_by_threads_assigns_consistent_ids(md):
         for url, url_id in zip(urls[offset:] + urls[:offset], got, strict=True):
             assert by_url.setdefault(url, url_id) == url_id
     assert sorted(by_url.values()) == list(range(1, 401))
+
+
+def test_a_scan_of_every_page_does_not_wait_for_a_writer(md):
+    """refresh_view reads the committed snapshot on a connection of its own: a long write
+    transaction in another thread (the loader's batch) does not hold it, nor it the writer."""
+    md.id_for("http://a.test/")
+    inside, release = threading.Event(), threading.Event()
+
+    def write_slowly() -> None:
+        with md.transaction():
+            md.id_for("http://b.test/")
+            inside.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    try:
+        assert inside.wait(10)
+        assert md.refresh_view()["id"].tolist() == [1]  # would wait 10 s on the shared lock
+    finally:
+        release.set()
+        writer.join()
+    assert md.refresh_view()["id"].tolist() == [1, 2]
