@@ -49,7 +49,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages first
 
-from refresh.bayes import fit_grid_prior, grid_log_likelihood, posterior_mean_rate, rate_grid
+from refresh.bayes import (
+    fit_grid_prior,
+    grid_log_likelihood,
+    posterior_mean_rate,
+    rate_grid,
+    resolvable_rate_grid,
+)
 from refresh.change_rates import group_prior
 from refresh.estimators import change_observation_mle
 from refresh.observations import AccessIntervals
@@ -57,7 +63,7 @@ from refresh.policy import IncrementalPolicy, refresh_intervals
 
 MINUTE = 1 / 1440  # in days
 HISTORY = 64
-GRID = rate_grid(1e-3, 48.0, 32)  # changes a day: up to 2 per time unit (hour)
+GRID = rate_grid(1e-3, 48.0, 32)  # changes a day, before any interval: 2 per time unit (hour)
 
 
 @dataclass
@@ -126,6 +132,7 @@ class SqrtEstimated:
         ]
         self.world, self.evidence = world, evidence
         self.log_likelihood = np.zeros((n, len(GRID))) if evidence == "bayes" else None
+        self.grid = GRID
         self.grid_prior = np.full(len(GRID), 1 / len(GRID))
         self.length = np.zeros((n, HISTORY))
         self.changed = np.zeros((n, HISTORY), dtype=bool)
@@ -138,8 +145,9 @@ class SqrtEstimated:
 
     def rates(self) -> np.ndarray:
         if self.evidence == "bayes":
+            self.regrid()
             self.grid_prior = fit_grid_prior(self.log_likelihood, self.grid_prior, iterations=20)
-            return posterior_mean_rate(self.log_likelihood, self.grid_prior, GRID)
+            return posterior_mean_rate(self.log_likelihood, self.grid_prior, self.grid)
         prior = group_prior(
             self.estimate,
             np.zeros(len(self.estimate)),
@@ -148,6 +156,22 @@ class SqrtEstimated:
             default=self.default_prior,
         )
         return np.where(np.isnan(self.estimate), prior, self.estimate)
+
+    def held_intervals(self, ids: np.ndarray | slice = slice(None)) -> AccessIntervals:
+        held = np.minimum(self.count[ids], HISTORY)
+        return AccessIntervals(
+            self.length[ids], self.changed[ids], np.arange(HISTORY) < held[:, None]
+        )
+
+    def regrid(self) -> None:
+        """Move the grid to what the held intervals resolve, as ``empirical_bayes_rates`` does."""
+        intervals = self.held_intervals()
+        grid = resolvable_rate_grid(intervals, len(GRID))
+        if grid is None:
+            return
+        warm = np.interp(np.log(grid), np.log(self.grid), self.grid_prior)
+        self.grid, self.grid_prior = grid, warm / warm.sum()
+        self.log_likelihood = grid_log_likelihood(intervals, grid)
 
     def solve(self) -> np.ndarray:
         self.current = self.rates()
@@ -178,14 +202,11 @@ class SqrtEstimated:
         slot = (self.count[ids] - 1) % HISTORY
         self.length[ids, slot] = age
         self.changed[ids, slot] = changed
-        held = np.minimum(self.count[ids], HISTORY)
-        intervals = AccessIntervals(
-            self.length[ids], self.changed[ids], np.arange(HISTORY) < held[:, None]
-        )
+        intervals = self.held_intervals(ids)
         if self.evidence == "bayes":
-            self.log_likelihood[ids] = grid_log_likelihood(intervals, GRID)
+            self.log_likelihood[ids] = grid_log_likelihood(intervals, self.grid)
             self.estimate[ids] = posterior_mean_rate(
-                self.log_likelihood[ids], self.grid_prior, GRID
+                self.log_likelihood[ids], self.grid_prior, self.grid
             )
         else:
             self.estimate[ids] = change_observation_mle(intervals).rate

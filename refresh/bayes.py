@@ -26,6 +26,7 @@ from scipy.special import logsumexp
 from refresh.observations import AccessIntervals
 
 _BLOCK_PAGES = 1 << 15
+FASTEST_QUANTILE = 0.001
 
 
 def rate_grid(low: float, high: float, points: int = 48) -> np.ndarray:
@@ -104,15 +105,63 @@ def posterior_mean_rate(
     return np.exp(log_post) @ np.asarray(grid, dtype=np.float64)
 
 
+def resolvable_rate_grid(
+    intervals: AccessIntervals, points: int = 32, *, fastest_quantile: float = FASTEST_QUANTILE
+) -> np.ndarray | None:
+    """The grid of rates the batch's change observations can resolve (``None`` without any).
+
+    From 0.1 change over the longest history to 2 changes per the ``fastest_quantile``
+    quantile of the lengths of the intervals in which a change was seen (of all intervals
+    when no change was seen at all). Only a change seen within t supports rates of order 1/t:
+    an interval without change only bounds a page's rate from above, so the many short
+    intervals a daemon makes (a page read twice in a row, 70 s apart) must not stretch the
+    grid for every page. Where no page's likelihood varies, EM never moves the prior's mass,
+    and the posterior mean of the pages that changed at every read follows the grid's top
+    (see Notes of :func:`empirical_bayes_rates`).
+    """
+    valid = intervals.valid
+    if not valid.any():
+        return None
+    seen_changing = valid & intervals.changed
+    lengths = intervals.length[seen_changing if seen_changing.any() else valid]
+    span = float(intervals.length.sum(axis=1).max())
+    fastest = float(np.quantile(lengths, fastest_quantile))
+    return rate_grid(0.1 / span, 2.0 / fastest, points)
+
+
 def empirical_bayes_rates(
-    intervals: AccessIntervals, *, points: int = 32, iterations: int = 200
+    intervals: AccessIntervals,
+    *,
+    points: int = 32,
+    iterations: int = 200,
+    fastest_quantile: float = FASTEST_QUANTILE,
 ) -> np.ndarray:
     """E[λ | observations] for every page, under the prior fitted to all of them.
 
-    The grid spans what the data can resolve: from 0.1 change over the longest history to 2
-    changes per shortest access interval (faster rates look alike to change observations).
-    Pages without any interval get the prior mean. Needs many pages: the prior is learnt from
-    the batch itself.
+    Parameters
+    ----------
+    intervals
+        The batch's access intervals; needs many pages, since the prior is learnt from them.
+    points, iterations
+        Grid points (:func:`resolvable_rate_grid`) and EM steps.
+    fastest_quantile
+        The quantile of the access intervals whose length sets the grid's top (2 changes
+        per that length).
+
+    Returns
+    -------
+    numpy.ndarray
+        The posterior mean rate per page (the prior mean for pages without any interval,
+        NaN for all when the batch has no interval at all).
+
+    Notes
+    -----
+    Above a few changes per access interval, change observations cannot tell rates apart:
+    the likelihood of a page that changed at every read is flat there, so the EM's prior
+    keeps whatever mass it started with on that part of the grid, and the posterior mean of
+    such pages grows almost linearly with the grid's top. The top is therefore where the
+    population's data stop resolving rates: 2 changes per a low quantile of the access
+    intervals, robust to the few very short intervals a daemon makes (reads in a row).
 
     Examples
     --------
@@ -124,11 +173,9 @@ def empirical_bayes_rates(
     >>> bool(abs(np.median(est[:1000]) / 0.2 - 1) < 0.2), bool(np.median(est[1000:]) > 2.5)
     (True, True)
     """
-    valid_lengths = intervals.length[intervals.valid]
-    if valid_lengths.size == 0:
+    grid = resolvable_rate_grid(intervals, points, fastest_quantile=fastest_quantile)
+    if grid is None:
         return np.full(len(intervals.length), np.nan)
-    span = float(intervals.length.sum(axis=1).max())
-    grid = rate_grid(0.1 / span, 2.0 / float(valid_lengths.min()), points)
     log_likelihood = grid_log_likelihood(intervals, grid)
     prior = fit_grid_prior(log_likelihood, iterations=iterations)
     return posterior_mean_rate(log_likelihood, prior, grid)
