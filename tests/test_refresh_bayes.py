@@ -9,6 +9,7 @@ from refresh.bayes import (
     grid_log_likelihood,
     posterior_mean_rate,
     rate_grid,
+    resolvable_rate_grid,
 )
 from refresh.change_rates import estimate_change_rates
 from refresh.estimators import EstimateKind, change_observation_mle
@@ -71,6 +72,38 @@ def test_saturated_pages_are_pulled_up_by_the_population():
     assert log_error_eb < log_error_mle / 3
     slow = rate == 0.02
     assert np.median(eb[slow]) == pytest.approx(0.02, rel=0.5)
+
+
+def daemon_like(pages: int, days: float, seed: int, read_twice: float):
+    """Change observations of pages born at day 0 and read like the demo's daemon reads them.
+
+    As ``crawled_from_birth`` in test_refresh_estimators (λ log-uniform over 1/40 .. 20 a
+    day, sqrt-rule intervals 3/sqrt(λ) ± 50 %, first read within 3 days, 30 days), without
+    Last-Modified; a share ``read_twice`` of the pages was read twice in a row (70 s apart).
+    """
+    rng = np.random.default_rng(seed)
+    rate = np.exp(rng.uniform(np.log(1 / 40), np.log(20.0), pages))
+    period = np.clip(3 / np.sqrt(rate), 0.5, 30)
+    width = int(days / 0.5 * 1.6) + 1
+    gaps = period[:, None] * rng.uniform(0.5, 1.5, (pages, width))
+    twice = rng.random(pages) < read_twice
+    gaps[twice, rng.integers(0, 3, twice.sum())] = 70 / 86400
+    first = rng.uniform(0, 3, (pages, 1))
+    valid = first + np.cumsum(gaps, axis=1) <= days
+    changed = valid & (rng.random(gaps.shape) < -np.expm1(-rate[:, None] * gaps))
+    return AccessIntervals(np.where(valid, gaps, 0.0), changed, valid), rate
+
+
+def test_a_few_reads_in_a_row_do_not_inflate_the_estimates():
+    # the grid used to reach 2 changes per the shortest interval: one 70 s interval took it to
+    # ~2,500 a day, and pages that changed at every read followed (median estimate/true 10)
+    intervals, rate = daemon_like(pages=2000, days=30, seed=1, read_twice=0.02)
+    seen = intervals.valid.any(axis=1)
+    ratio = empirical_bayes_rates(intervals)[seen] / rate[seen]
+    assert np.median(ratio) == pytest.approx(1.0, abs=0.25)
+    assert resolvable_rate_grid(intervals)[-1] < 20.0  # changes a day
+    empty = AccessIntervals.from_arrays([[1.0]], [[False]], [[False]])
+    assert resolvable_rate_grid(empty) is None
 
 
 def test_estimate_change_rates_can_use_empirical_bayes():
