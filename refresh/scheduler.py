@@ -217,8 +217,10 @@ def plan_time_unit(
     (eq. 22 with the one-unit floor, over the pages of types XML, HTML and DTD with r > 0). The
     refreshes are all the due pages (§6.6: "in equilibrium about G per time unit"), in
     decreasing obsolescence r·λ·(now − last_access), so a backlog is served most-stale first.
-    Unread pages (type UNKNOWN) fill the discovery share θ·G; pages queued in an earlier unit
-    and not fetched yet are offered again (the queue deduplicates).
+    Unread pages (type UNKNOWN, never accessed) fill the discovery share θ·G; pages queued in
+    an earlier unit and not fetched yet are offered again (the queue deduplicates). Pages
+    that answered with a redirect (accessed, still UNKNOWN) and DEAD pages are re-checked at
+    the background level every ``dead_recheck_units``.
     """
     ids = np.asarray(columns["id"], dtype=np.int64)
     page_type = type_names(columns["type"])
@@ -243,9 +245,13 @@ def plan_time_unit(
     retry_at = last + retry_delay_units(failures, settings) * unit
     retry = error & ~make_dead & ~(retry_at > now)
     dead = page_type == "DEAD"
-    background = dead & ~(last + settings.dead_recheck_units * unit > now)
+    # A page read but still UNKNOWN answered with a redirect (its content is its target's).
+    # Offered as a discovery every unit it would take the place of pages never read (it
+    # holds OPIC cash like them): it is checked again at the background level, as DEAD is.
+    redirected = (page_type == "UNKNOWN") & np.isfinite(last)
+    background = (dead | redirected) & ~(last + settings.dead_recheck_units * unit > now)
 
-    unread = np.flatnonzero(page_type == "UNKNOWN")
+    unread = np.flatnonzero((page_type == "UNKNOWN") & ~np.isfinite(last))
     n_discover = min(len(unread), math.floor(settings.discovery_bandwidth_per_unit))
     cash = np.zeros(len(ids)) if opic_cash is None else np.nan_to_num(np.asarray(opic_cash, float))
     if n_discover < len(unread):

@@ -65,7 +65,8 @@ class RefreshSettings:
     max_failures
         Consecutive failures after which a page becomes DEAD.
     dead_recheck_units
-        DEAD pages are re-checked at the background level once every this many units.
+        DEAD pages, and pages that answered with a redirect, are re-checked at the background
+        level once every this many units.
     """
 
     time_unit_s: float = DAY_S

@@ -115,6 +115,21 @@ def test_plan_spends_theta_on_unread_pages_by_opic_cash():
     assert np.isnan(plan.next_refresh[2:]).all()
 
 
+def test_a_page_that_redirected_is_rechecked_in_the_background_not_rediscovered():
+    settings = RefreshSettings(bandwidth_per_unit=10.0, discovery_share=0.3, dead_recheck_units=5)
+    # 7: never read; 8 and 9 answered 301 two and six days ago (read, still UNKNOWN)
+    columns = view(
+        id=np.array([7, 8, 9]),
+        type=np.array(["UNKNOWN"] * 3),
+        last_access=np.array([np.nan, 8.0, 4.0]) * DAY,
+    )
+    plan = plan_time_unit(
+        columns, now=10 * DAY, settings=settings, opic_cash=np.array([0.1, 0.9, 0.9])
+    )
+    assert plan.discovery.tolist() == [7]  # the redirects' cash does not take its place
+    assert plan.background.tolist() == [9]
+
+
 def test_plan_retries_errors_after_back_off_and_kills_repeated_failures():
     settings = RefreshSettings(max_failures=3, dead_recheck_units=10)
     columns = view(
