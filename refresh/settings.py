@@ -48,7 +48,7 @@ class RefreshSettings:
         all pages, ``refresh.bayes``), or "auto": empirical Bayes when at least
         ``empirical_bayes_min_pages`` pages of the batch have an access interval, eq. 9
         otherwise. The Bayes variant needs many pages to learn its prior, and then schedules
-        much better (``bench_freshness.py``: 1.57 Ω against 2.74 Ω).
+        much better (``bench_freshness.py``: 1.66 Ω against 2.74 Ω).
     empirical_bayes_min_pages
         The batch size from which "auto" uses empirical Bayes.
     clock_skew_s
