@@ -561,7 +561,7 @@ class Metadata:
         ``changed`` (1.0, 0.0, or NaN for a first access) and ``last_modified`` (NaN when
         the server sent none).
         """
-        ids, blobs = _columns(self._all("SELECT id, history FROM observations ORDER BY id"), 2)
+        ids, blobs = _columns(self._scan("SELECT id, history FROM observations ORDER BY id"), 2)
         offsets, table = history_arrays(blobs)
         return {
             "id": np.asarray(ids, dtype=np.int64),
