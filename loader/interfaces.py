@@ -20,6 +20,8 @@ from loader.records import LoadResult
 from metadata.types import LoadStatus, PageType
 
 Body = bytes | Path
+FetchedBody = tuple[int, str, Body, Mapping[str, str], float]
+"""One body handed to the loader: ``(url_id, url, body, headers, fetched_at)``."""
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
-from loader.interfaces import Body, DependencyFetcher, MetadataPort
+from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import Check, LoadOutcome, LoadResult, Validity
@@ -167,9 +167,7 @@ class Loader:
         """Load one fetched body: a document, or a dependency the loader asked for."""
         return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
 
-    def load_many(
-        self, fetched: Iterable[tuple[int, str, Body, Mapping[str, str], float]]
-    ) -> list[LoadResult]:
+    def load_many(self, fetched: Iterable[FetchedBody]) -> list[LoadResult]:
         """Load a batch of ``(url_id, url, body, headers, fetched_at)``, as :meth:`load`
         does each, with the batch's writes made together at its end.
 

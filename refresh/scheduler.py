@@ -248,10 +248,11 @@ def plan_time_unit(
     # A page read but still UNKNOWN answered with a redirect (its content is its target's).
     # Offered as a discovery every unit it would take the place of pages never read (it
     # holds OPIC cash like them): it is checked again at the background level, as DEAD is.
-    redirected = (page_type == "UNKNOWN") & np.isfinite(last)
+    unknown = page_type == "UNKNOWN"
+    redirected = unknown & np.isfinite(last)
     background = (dead | redirected) & ~(last + settings.dead_recheck_units * unit > now)
 
-    unread = np.flatnonzero((page_type == "UNKNOWN") & ~np.isfinite(last))
+    unread = np.flatnonzero(unknown & ~np.isfinite(last))
     n_discover = min(len(unread), math.floor(settings.discovery_bandwidth_per_unit))
     cash = np.zeros(len(ids)) if opic_cash is None else np.nan_to_num(np.asarray(opic_cash, float))
     if n_discover < len(unread):

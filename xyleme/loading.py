@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from loader import Loader, LoaderSettings, LoadOutcome, LoadResult
-from loader.interfaces import Body
+from loader.interfaces import Body, FetchedBody
 from metadata import InvalidURL, Metadata, canonicalize_url
 from metadata.clock import Clock
 from xyleme.crawler import Crawler, CrawlEvent, Level
@@ -104,9 +104,7 @@ class LoaderSink:
         """Load one body (the crawler calls it from its worker thread)."""
         return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
 
-    def load_many(
-        self, fetched: list[tuple[int, str, Body, Mapping[str, str], float]]
-    ) -> list[LoadResult]:
+    def load_many(self, fetched: list[FetchedBody]) -> list[LoadResult]:
         """Load a batch of bodies (the crawler's hand-off drains its queue into batches)."""
         results = self._locked(self.loader.load_many, fetched)
         for (_, url, *_), result in zip(fetched, results, strict=True):
