@@ -73,7 +73,7 @@ class DaemonSettings:
     )
     command_poll: float = _setting(0.5, "real seconds between two looks at the command table")
     scope: tuple[str, ...] = _setting(
-        (), "domains the crawler may fetch, subdomains included (empty: the hosts of the seeds)"
+        (), "deprecated: read as [crawler] scope rules (a bare name: a domain and subdomains)"
     )
 
     def __post_init__(self) -> None:

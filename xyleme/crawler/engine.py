@@ -41,10 +41,11 @@ from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
-from xyleme.crawler.scope import Scope, TrapGuard, unwanted_suffix_reason
+from xyleme.crawler.scope import Scope, unwanted_suffix_reason
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
+from xyleme.crawler.traps import TrapGuard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -128,8 +129,10 @@ class Crawler:
         Where fetch results, URL-Ids and refusals are written.
     settings : CrawlerSettings
         Limits, delays, caps and timeouts (documented defaults).
-    scope : Scope
-        What may be fetched; everything else is recorded as out of scope.
+    scope : Scope, optional
+        What may be fetched; everything else is recorded as out of scope. By default the
+        rules of ``settings.scope``. Connections to private addresses need its vouching
+        (SSRF guard). Assigning ``crawler.scope`` later takes effect at once.
     clock : Clock
         Simulated time for ``fetched_at`` and HTTP dates.
     resolver : aiohttp.abc.AbstractResolver, optional
@@ -141,7 +144,7 @@ class Crawler:
     --------
     A whole crawl of a loopback site, with its output, is in docs/crawler.md::
 
-        scope = Scope(hosts=frozenset({"127.0.0.1"}))
+        scope = Scope(["http://127.0.0.1:8765/"])
         crawler = Crawler(md, CrawlerSettings(min_delay=0.1), scope)
         crawler.submit("http://127.0.0.1:8765/")
         stats = await crawler.run()
@@ -159,19 +162,17 @@ class Crawler:
     ) -> None:
         self.metadata = metadata
         self.settings = settings = settings or CrawlerSettings()
-        self.scope = scope or Scope()
         self.clock = clock or SystemClock()
         self.sink = sink
         self.signals = signals.SignalManager()
         self.stats = CrawlStats()
-        self.fetcher = Fetcher(settings, resolver)
+        self.fetcher = Fetcher(settings, resolver, self._vouches_for)
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
-        self._traps = TrapGuard(settings.max_url_length, settings.max_path_segments)
-        # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
-        self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
-        self._scouted_per_host: dict[str, int] = {}
+        self._traps = TrapGuard.from_settings(settings)
+        self.scope = scope if scope is not None else Scope(settings.scope)
+        self._read_per_host: dict[str, int] = {}  # scouting reads: the host page budget
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
@@ -184,6 +185,20 @@ class Crawler:
         self._waiting_workers: set[asyncio.Task] = set()
         self._lane: LoaderLane | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def scope(self) -> Scope:
+        """What may be fetched; a new scope forgets the verdicts cached under the old one."""
+        return self._scope
+
+    @scope.setter
+    def scope(self, scope: Scope) -> None:
+        self._scope = scope
+        # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
+        self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
+
+    def _vouches_for(self, host: str, address: str) -> bool:
+        return self._scope.vouches_for(host, address)
 
     # ------------------------------------------------------------------ submission API
 
@@ -288,7 +303,7 @@ class Crawler:
             self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
-        self._scouted_per_host.clear()  # the page budget is per run
+        self._read_per_host.clear()  # the page budget is per run
         self._loop = asyncio.get_running_loop()
         if self.sink is not None:
             self._lane = LoaderLane(self.sink, self._loaded, self._check_idle)
@@ -386,7 +401,7 @@ class Crawler:
                 log.exception("crawler worker failed on %s", request.url)
                 self.frontier.finish(request)
                 outcome = self._failure(request, f"internal error: {error!r}", "internal")
-            if outcome is None:  # re-queued (robots.txt was fetched first, or a back-off)
+            if outcome is None:  # re-queued (robots.txt first, a back-off) or over budget
                 self._busy -= 1
                 self._check_idle()
             else:
@@ -419,6 +434,10 @@ class Crawler:
         if refusal is not None:
             self.frontier.finish(request, used_network=False)
             return self._failure(request, refusal, rules.error_kind or "robots", dead=rules.dead)
+        if request.level == Level.SCOUTING and not self._spend_budget(key):
+            self.frontier.finish(request, used_network=False)
+            self._reject_now(request.url, self._budget_reason(), request.referrer)
+            return None
         back_off = None
         try:
             outcome, back_off = await self._get(request)
@@ -442,7 +461,7 @@ class Crawler:
                 lambda url: self.fetcher.get(
                     url, limit=self.settings.robots_max_bytes, truncate=True
                 ),
-                lambda url: self.scope.refusal(url) is None,
+                lambda url: self.scope.robots_refusal(url) is None,
                 time.monotonic,
             )
             self.stats.robots_fetches += 1
@@ -785,8 +804,23 @@ class Crawler:
                 await self._lane.room(self.settings.max_pending_loads)
             self._hand_to_loader(outcome, changed)
 
+    def _spend_budget(self, key: str) -> bool:
+        """Count one scouting read from the host; False when its page budget is spent.
+
+        The budget counts pages *read*, never links found: a page with 100,000 links to its
+        own host queues them, and each is read (or refused) in turn like any other link.
+        """
+        read = self._read_per_host.get(key, 0)
+        if read >= self.settings.host_page_budget:
+            return False
+        self._read_per_host[key] = read + 1
+        return True
+
+    def _budget_reason(self) -> str:
+        return f"spider trap: host page budget of {self.settings.host_page_budget} pages read"
+
     def _scout(self, links: Iterable[str], parent: Request) -> None:
-        """Queue a page's unseen links at level 3, within the per-host page budget.
+        """Queue a page's unseen links at level 3, unless their host's page budget is spent.
 
         A link its host's robots.txt (already known) disallows is recorded at once, without
         a trip through the queue and a worker.
@@ -797,13 +831,11 @@ class Crawler:
             if not self.seen.add(link):
                 continue
             key = host_key(link)
-            scouted = self._scouted_per_host.get(key, 0)
-            if scouted >= budget:
-                reason = f"spider trap: host page budget of {budget} pages spent"
+            if self._read_per_host.get(key, 0) >= budget:
+                reason = self._budget_reason()
                 self.stats.count_rejected(reason)
                 self.metadata.reject(link, reason, parent.url_id)
                 continue
-            self._scouted_per_host[key] = scouted + 1
             request = Request(
                 link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key
             )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from xyleme.crawler.scoperules import parse_rule
+
 DEFAULT_USER_AGENT = "xyleme-xyro/0.1 (+https://github.com/xyleme/xyleme/blob/main/docs/crawler.md)"
 
 
@@ -21,6 +23,10 @@ class CrawlerSettings:
     2
     """
 
+    scope: tuple[str, ...] = ()
+    """Scope rules, in order: origin URLs (``http://127.0.0.1:8000/docs/``), ``host:NAME``,
+    ``domain:NAME`` (or ``*.NAME``), ``glob:``/``regex:`` patterns, ``net:CIDR``, each
+    optionally after ``deny:`` (docs/crawler.md, "Scope"). Empty: the seeds' sites."""
     user_agent: str = DEFAULT_USER_AGENT
     """Sent on every request; carries a contact URL, as robot etiquette asks."""
     robots_agent: str = "xyleme"
@@ -70,11 +76,19 @@ class CrawlerSettings:
     max_scout_depth: int = 8
     """Link hops from a seed that the crawler's own scouting (level 3) follows."""
     host_page_budget: int = 100_000
-    """Pages scouted per host in one run: a spider-trap guard."""
+    """Pages read per host by scouting in one run (links found do not count): a trap guard."""
     max_url_length: int = 1024
     """Longer URLs are refused as likely traps (session ids, calendars)."""
     max_path_segments: int = 24
     """URLs with more path segments are refused as likely traps (``/a/a/a/…``)."""
+    max_repeated_segments: int = 2
+    """A path segment or query parameter name may occur this many times; more is a trap."""
+    max_query_params: int = 16
+    """URLs with more query parameters are refused as likely traps (ever-growing queries)."""
+    first_calendar_year: int = 1970
+    """A date in a URL (``/1712/05/``, ``?d=1712-05-01``) before this year is a calendar trap."""
+    calendar_years_ahead: int = 2
+    """A date in a URL more than this many years after the current one is a calendar trap."""
     expected_urls: int = 1 << 20
     """Size the seen-URL table for this many URLs at first (it grows by doubling)."""
     id_cache_size: int = 200_000
@@ -110,11 +124,14 @@ class CrawlerSettings:
             "max_pending_writes",
             "max_pending_loads",
             "commit_slice",
+            "max_repeated_segments",
         )
         for name in at_least_one:
             if getattr(self, name) < 1:
                 raise ValueError(f"crawler setting {name} must be >= 1")
         if self.per_ip_concurrency is not None and self.per_ip_concurrency < 1:
             raise ValueError("crawler setting per_ip_concurrency must be >= 1 or None")
+        for rule in self.scope:
+            parse_rule(rule)  # a ScopeError (a ValueError) names the rule and the forms
         if "http" not in self.user_agent:
             raise ValueError("the user agent must carry a contact URL (http…)")
