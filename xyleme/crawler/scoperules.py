@@ -195,8 +195,6 @@ def parse_rule(text: str, source: str = "") -> Rule:
 
 def _parse_body(body: str, deny: bool, source: str) -> Rule:
     lowered = body.lower()
-    if "://" in body:
-        return _origin_rule(body, deny, source)
     if lowered.startswith("net:"):
         try:
             network = ipaddress.ip_network(body[4:].strip(), strict=False)
@@ -211,6 +209,8 @@ def _parse_body(body: str, deny: bool, source: str) -> Rule:
             if kind in (Kind.GLOB, Kind.REGEX):
                 return _pattern_rule(kind, value, deny, source)
             return _host_rule(kind, value, deny, source)
+    if "://" in body:
+        return _origin_rule(body, deny, source)
     if body.startswith("*."):
         return _host_rule(Kind.DOMAIN, body[2:], deny, source)
     head = body.split(":", 1)[0]
