@@ -69,13 +69,11 @@ def scope_show(ctx: click.Context, config_file: Path | None, as_json: bool) -> N
     if not scope.admits_anything:
         click.echo("no admitting rule and no seed: every http(s) URL is admitted")
     if rows:
-        widths = [max(len(str(row[key])) for row in rows) for key in ("kind", "effect", "rule")]
-        click.echo(f"{'#':>3}  {'kind':<{widths[0]}}  {'effect':<{widths[1]}}  rule")
-        for row in rows:
-            click.echo(
-                f"{row['position']:>3}  {row['kind']:<{widths[0]}}  "
-                f"{row['effect']:<{widths[1]}}  {row['rule']:<{widths[2]}}  ({row['source']})"
-            )
+        columns = ("kind", "effect", "rule", "source")
+        widths = {key: max(len(key), *(len(row[key]) for row in rows)) for key in columns}
+        for row in [dict(zip(columns, columns, strict=True), position="#"), *rows]:
+            cells = "  ".join(f"{row[key]:<{widths[key]}}" for key in columns)
+            click.echo(f"{row['position']:>3}  {cells}".rstrip())
     click.echo(ORDER)
     click.echo(
         "Loopback and private addresses are reached only for hosts an origin or host: rule "

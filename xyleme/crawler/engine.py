@@ -45,7 +45,7 @@ from xyleme.crawler.scope import Scope, unwanted_suffix_reason
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
-from xyleme.crawler.traps import TrapGuard
+from xyleme.crawler.traps import HostBudget, TrapGuard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -172,7 +172,7 @@ class Crawler:
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
         self._traps = TrapGuard.from_settings(settings)
         self.scope = scope if scope is not None else Scope(settings.scope)
-        self._read_per_host: dict[str, int] = {}  # scouting reads: the host page budget
+        self._budget = HostBudget(settings.host_page_budget)
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
@@ -303,7 +303,7 @@ class Crawler:
             self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
-        self._read_per_host.clear()  # the page budget is per run
+        self._budget.clear()  # the page budget is per run
         self._loop = asyncio.get_running_loop()
         if self.sink is not None:
             self._lane = LoaderLane(self.sink, self._loaded, self._check_idle)
@@ -434,9 +434,9 @@ class Crawler:
         if refusal is not None:
             self.frontier.finish(request, used_network=False)
             return self._failure(request, refusal, rules.error_kind or "robots", dead=rules.dead)
-        if request.level == Level.SCOUTING and not self._spend_budget(key):
+        if request.level == Level.SCOUTING and not self._budget.spend(key):
             self.frontier.finish(request, used_network=False)
-            self._reject_now(request.url, self._budget_reason(), request.referrer)
+            self._reject_now(request.url, self._budget.reason, request.referrer)
             return None
         back_off = None
         try:
@@ -804,37 +804,20 @@ class Crawler:
                 await self._lane.room(self.settings.max_pending_loads)
             self._hand_to_loader(outcome, changed)
 
-    def _spend_budget(self, key: str) -> bool:
-        """Count one scouting read from the host; False when its page budget is spent.
-
-        The budget counts pages *read*, never links found: a page with 100,000 links to its
-        own host queues them, and each is read (or refused) in turn like any other link.
-        """
-        read = self._read_per_host.get(key, 0)
-        if read >= self.settings.host_page_budget:
-            return False
-        self._read_per_host[key] = read + 1
-        return True
-
-    def _budget_reason(self) -> str:
-        return f"spider trap: host page budget of {self.settings.host_page_budget} pages read"
-
     def _scout(self, links: Iterable[str], parent: Request) -> None:
         """Queue a page's unseen links at level 3, unless their host's page budget is spent.
 
         A link its host's robots.txt (already known) disallows is recorded at once, without
         a trip through the queue and a worker.
         """
-        budget = self.settings.host_page_budget
         now = time.monotonic()
         for link in links:
             if not self.seen.add(link):
                 continue
             key = host_key(link)
-            if self._read_per_host.get(key, 0) >= budget:
-                reason = self._budget_reason()
-                self.stats.count_rejected(reason)
-                self.metadata.reject(link, reason, parent.url_id)
+            if self._budget.spent(key):
+                self.stats.count_rejected(self._budget.reason)
+                self.metadata.reject(link, self._budget.reason, parent.url_id)
                 continue
             request = Request(
                 link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key

@@ -96,3 +96,39 @@ class TrapGuard:
                     f"{self.first_calendar_year}–{self.last_calendar_year}"
                 )
         return None
+
+
+class HostBudget:
+    """Pages read per host by scouting in one run, and whether a host has read its budget.
+
+    It counts reads, never links found: a page with 100,000 links to its own host queues
+    them all, and that host's later links are admitted like any other until ``limit`` pages
+    have been read (Heritrix's queue budget, Nutch's ``generate.max.count``).
+
+    >>> budget = HostBudget(2)
+    >>> [budget.spend("http://a.example") for _ in range(3)], budget.spent("http://a.example")
+    ([True, True, False], True)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._read: dict[str, int] = {}
+
+    @property
+    def reason(self) -> str:
+        """The refusal recorded for a URL of a host whose budget is spent."""
+        return f"spider trap: host page budget of {self.limit} pages read"
+
+    def spent(self, host_key: str) -> bool:
+        return self._read.get(host_key, 0) >= self.limit
+
+    def spend(self, host_key: str) -> bool:
+        """Count one read from the host; False (and nothing counted) once its budget is spent."""
+        if self.spent(host_key):
+            return False
+        self._read[host_key] = self._read.get(host_key, 0) + 1
+        return True
+
+    def clear(self) -> None:
+        """Start a new run: every host's count goes back to zero."""
+        self._read.clear()
