@@ -56,11 +56,20 @@ def unwanted_suffix_reason(url: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A scope's verdict on a URL: admitted or not, the rule that decided (None when no rule
-    matched), and the reason in words (the refusal is what ``Metadata.reject`` records)."""
+    matched), and for a refused URL the refusal (what ``Metadata.reject`` records)."""
 
     admitted: bool
     rule: Rule | None
-    reason: str
+    refusal: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """The verdict in words (built on demand: admitting is the hot path)."""
+        if self.refusal is not None:
+            return self.refusal
+        if self.rule is None:
+            return "admitted: no admitting rule, every http(s) URL is"
+        return f"admitted by {self.rule}"
 
 
 class _Index:
@@ -84,16 +93,19 @@ class _Index:
         """The rules that name ``host``: exactly, or as a subdomain of theirs."""
         found = list(self.by_host.get(host, ()))
         if self.by_domain:
-            labels = host.split(".")
-            for start in range(len(labels)):
-                found.extend(self.by_domain.get(".".join(labels[start:]), ()))
+            start = 0
+            while start >= 0:  # the host, then each parent domain: a.b.c, b.c, c
+                found.extend(self.by_domain.get(host[start:], ()))
+                start = host.find(".", start) + 1 or -1
         return found
 
     def first_match(self, parts: URLParts) -> Rule | None:
         """The earliest rule (in the operator's order) that matches the URL."""
-        matching = [item for item in self.naming(parts.host) if item[1].matches(parts)]
-        matching += [item for item in self.patterns if item[1].matches(parts)]
-        return min(matching, key=lambda item: item[0])[1] if matching else None
+        best: tuple[int, Rule] | None = None
+        for item in self.naming(parts.host) + self.patterns:
+            if (best is None or item[0] < best[0]) and item[1].matches(parts):
+                best = item
+        return None if best is None else best[1]
 
 
 class Scope:
@@ -116,7 +128,7 @@ class Scope:
     'out of scope: denied by deny:glob:*.pdf'
     """
 
-    __slots__ = ("_admit", "_deny", "_nets", "rules")
+    __slots__ = ("_admit", "_deny", "_nets", "admits_anything", "rules")
 
     def __init__(
         self,
@@ -143,6 +155,9 @@ class Scope:
             [item for item in numbered if not item[1].deny and item[1].kind is not Kind.NET]
         )
         self._nets = [rule for rule in self.rules if rule.kind is Kind.NET]
+        index = self._admit
+        self.admits_anything = bool(index.by_host or index.by_domain or index.patterns)
+        """Whether some rule admits URLs (False: every http(s) URL is admitted)."""
 
     @classmethod
     def configured(cls, rules: Iterable[Rule | str], seeds: Iterable[str]) -> Scope:
@@ -153,12 +168,6 @@ class Scope:
             return scope
         implied = dict.fromkeys(rule for seed in seeds if (rule := seed_rule(seed)) is not None)
         return cls([*scope.rules, *implied])
-
-    @property
-    def admits_anything(self) -> bool:
-        """Whether some rule admits URLs (False: every http(s) URL is admitted)."""
-        index = self._admit
-        return bool(index.by_host or index.by_domain or index.patterns)
 
     def __repr__(self) -> str:
         return f"Scope({[str(rule) for rule in self.rules]!r})"
@@ -173,10 +182,10 @@ class Scope:
         if denied is not None:
             return Decision(False, denied, f"out of scope: denied by {denied}")
         if not self.admits_anything:
-            return Decision(True, None, "admitted: no admitting rule, every http(s) URL is")
+            return Decision(True, None)
         rule = self._admit.first_match(parts)
         if rule is not None:
-            return Decision(True, rule, f"admitted by {rule}")
+            return Decision(True, rule)
         return Decision(False, None, self._missed(parts))
 
     def _missed(self, parts: URLParts) -> str:
@@ -190,8 +199,7 @@ class Scope:
 
     def refusal(self, url: str) -> str | None:
         """Why the canonical ``url`` is out of scope, or None when it may be fetched."""
-        decision = self.decide(url)
-        return None if decision.admitted else decision.reason
+        return self.decide(url).refusal
 
     def refused_seeds(self, seeds: Iterable[str]) -> list[tuple[str, str]]:
         """The seeds this scope refuses, with the reason (invalid URLs are left to whoever

@@ -20,7 +20,9 @@ class CrawlerSettings:
     """The crawler's knobs. Every field is validated when the object is built.
 
     >>> CrawlerSettings(concurrency=16).per_host_concurrency
-    2
+    1
+    >>> CrawlerSettings(scope=("http://127.0.0.1:8000/docs/", "deny:glob:*.pdf")).scope[1]
+    'deny:glob:*.pdf'
     """
 
     scope: tuple[str, ...] = ()
