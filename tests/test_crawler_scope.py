@@ -19,12 +19,14 @@ from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme import signals
 from xyleme.cli import cli
-from xyleme.config import ConfigError, config_from_mapping
+from xyleme.config import ConfigError, config_from_mapping, load_config
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
 from xyleme.crawler.addresses import AddressRefused, GuardedResolver, non_public
 from xyleme.crawler.scoperules import Kind, ScopeError, URLParts, parse_rule
 from xyleme.crawler.traps import TrapGuard
+from xyleme.daemon import Daemon
 from xyleme.loading import LoaderSink
+from xyleme.scope_config import check_start
 
 FAST = {"min_delay": 0.0, "concurrency": 8, "per_host_concurrency": 4, "write_interval": 0.01}
 
@@ -435,3 +437,28 @@ def test_a_start_with_no_seed_in_scope_is_refused(repo):
     code, output = xyleme(repo, "run")
     assert code == 1
     assert "no seed is in scope" in output and "elsewhere.example" in output
+
+
+def test_a_running_daemon_refuses_an_out_of_scope_seed_and_keeps_its_scope_current(repo):
+    daemon = Daemon(repo, load_config(repo / "xyleme.toml"))
+    daemon.open()
+    try:
+        answer = daemon.add_seeds(["http://www.example.org/", "http://elsewhere.example/"])
+        assert not answer.ok and "elsewhere.example/ refused: out of scope" in answer.message
+        assert daemon.add_seeds(["http://www.example.org/"]).ok
+        assert daemon.crawler.scope.refusal("http://127.0.0.1:8000/docs/x") is None
+    finally:
+        daemon.close()
+    with Metadata.open(repo / "metadata.db", readonly=True) as md:
+        assert json.loads(md.get_state("seeds")) == ["http://www.example.org/"]
+
+
+def test_the_older_daemon_scope_key_still_works_with_a_warning(caplog):
+    config = config_from_mapping({"daemon": {"scope": ["simweb.test"]}})
+    scope = check_start(config, ["http://site0.simweb.test/"])
+    assert [(str(rule), rule.source) for rule in scope.rules] == [
+        ("domain:simweb.test", "[daemon] scope")
+    ]
+    assert "[daemon] scope is deprecated: move its entries to [crawler] scope" in caplog.text
+    check_start(config_from_mapping({}), [])
+    assert "no seed yet" in caplog.text
