@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from xyleme.crawler.scoperules import parse_rule
+
 
 def _setting(default: Any, doc: str) -> Any:
     return field(default=default, metadata={"doc": doc})
@@ -80,3 +82,5 @@ class DaemonSettings:
         for name in ("rank_every", "checkpoint_seconds", "command_poll"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
+        for rule in self.scope:
+            parse_rule(rule)  # read as [crawler] scope rules: refused at load if unreadable
