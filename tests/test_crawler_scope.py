@@ -462,3 +462,10 @@ def test_the_older_daemon_scope_key_still_works_with_a_warning(caplog):
     assert "[daemon] scope is deprecated: move its entries to [crawler] scope" in caplog.text
     check_start(config_from_mapping({}), [])
     assert "no seed yet" in caplog.text
+
+
+def test_crawl_refuses_a_seed_out_of_the_repositorys_scope_before_any_fetch(repo):
+    code, output = xyleme(repo, "crawl", "http://elsewhere.example/")
+    assert code == 2 and "seed refused: http://elsewhere.example/: out of scope" in output
+    code, output = xyleme(repo, "crawl", "http://a.example/", "--scope", "ftp:x")
+    assert code == 2 and "unknown kind 'ftp'" in output

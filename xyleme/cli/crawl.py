@@ -11,8 +11,10 @@ import click
 from metadata import Metadata, MetadataError
 from xyleme import signals
 from xyleme.cli import cli, repo_path
+from xyleme.cli.ops import effective_config
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.crawler.scoperules import ScopeError
+from xyleme.scope_config import configured_rules
 
 DATABASE = "metadata.db"
 
@@ -67,9 +69,9 @@ def crawl(
 ) -> None:
     """Crawl from SEEDS (scouting, level 3) within the scope, recording into the repository.
 
-    With no --scope/--domain/--host/--prefix the scope is the seeds' sites (docs/crawler.md,
-    "Scope"). A seed out of scope stops the command before any fetch (exit 2). Ctrl-C stops
-    cleanly: what was fetched is committed.
+    With no --scope/--domain/--host/--prefix/--deny the scope is the repository's [crawler]
+    scope, else the seeds' sites (docs/crawler.md, "Scope"). A seed out of scope stops the
+    command before any fetch (exit 2). Ctrl-C stops cleanly: what was fetched is committed.
     """
     path = repo_path(ctx) / DATABASE
     settings = CrawlerSettings(
@@ -82,6 +84,8 @@ def crawl(
         written = Scope(rules, hosts=hosts, domains=domains, prefixes=prefixes, denied=deny)
     except ScopeError as error:
         raise click.BadParameter(str(error), param_hint="--scope") from None
+    if not written.rules:  # no option: the repository's [crawler] scope, as the daemon's
+        written = Scope(configured_rules(effective_config(repo_path(ctx), None)))
     scope = Scope.configured(written.rules, seeds)
     refused = scope.refused_seeds(seeds)
     for seed, reason in refused:
