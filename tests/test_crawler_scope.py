@@ -133,6 +133,13 @@ def test_refusals_say_whether_the_host_the_port_or_the_path_missed():
     assert "path /admin/ is outside" in scope.refusal("http://127.0.0.1:8000/admin/")
 
 
+def test_a_robots_txt_redirect_may_go_anywhere_on_a_named_origin_never_out_of_scope():
+    scope = Scope(["http://127.0.0.1:8000/docs/", "deny:glob:*/secret*"])
+    assert scope.robots_refusal("http://127.0.0.1:8000/robots/robots.txt") is None
+    assert scope.robots_refusal("http://127.0.0.1:8001/robots.txt") is not None
+    assert "denied" in scope.robots_refusal("http://127.0.0.1:8000/secret.txt")
+
+
 def test_without_rules_the_seeds_sites_are_the_scope():
     seeds = ["http://www.example.org/start", "http://127.0.0.1:8000/docs/index.html"]
     scope = Scope.configured([], seeds)
