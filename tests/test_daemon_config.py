@@ -1,19 +1,28 @@
 """xyleme.toml: documented defaults, refused keys and values named, the init file round-trips."""
 
+import dataclasses
+import math
 import tomllib
 
+import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from xyleme.config import (
+    LINKED,
     Config,
     ConfigError,
+    allowed,
     as_dict,
     as_toml,
     config_from_mapping,
+    explain,
     field_doc,
     load_config,
     sections,
 )
+from xyleme.crawler import CrawlerSettings
+from xyleme.settings import BandwidthSettings
 
 
 def test_defaults_when_the_file_is_missing(tmp_path):
@@ -38,18 +47,87 @@ def test_values_are_read_and_ints_widen_to_floats(tmp_path):
     ("data", "message"),
     [
         ({"nonsense": {}}, r"unknown section \[nonsense\]"),
-        ({"bandwidth": {"g": 1}}, r"unknown key 'g' in \[bandwidth\]"),
-        ({"bandwidth": {"G": "lots"}}, r"\[bandwidth\] G must be a number, got 'lots'"),
-        ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta must lie in \[0, 1\)"),
-        ({"metadata": {"cache_mb": 1.5}}, r"\[metadata\] cache_mb must be an integer"),
-        ({"daemon": {"scope": "a.test"}}, r"\[daemon\] scope must be a list of a string"),
+        ({"bandwidth": {"g": 1}}, r"\[bandwidth\] unknown key 'g' \(known: G, theta\)"),
+        ({"bandwidth": {"G": "lots"}}, r"\[bandwidth\] G = \"lots\": must be a number in \(0, "),
+        ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta = 1.5: must be a number in \[0, 1\)"),
+        ({"metadata": {"cache_mb": 1.5}}, r"\[metadata\] cache_mb = 1.5: must be an integer in"),
+        ({"daemon": {"scope": "a.test"}}, r"\[daemon\] scope = \"a.test\": must be a list of"),
         ({"clock": 3}, r"clock must be a \[clock\] table"),
-        ({"clock": {"speed": True}}, r"\[clock\] speed must be a number, got True"),
+        ({"clock": {"speed": True}}, r"\[clock\] speed = true: must be a number in \(0, "),
+        ({"refresh": {"bandwidth_per_unit": 5}}, r"\[refresh\] bandwidth_per_unit is set by"),
+        ({"crawler": {"user_agent": "bot"}}, r"\[crawler\] the user agent must carry a contact"),
     ],
 )
 def test_wrong_keys_and_values_are_refused_by_name(data, message):
     with pytest.raises(ConfigError, match=message):
         config_from_mapping(data, source="x.toml")
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "message"),
+    [  # issue 18, fault 4: each was accepted, or a traceback
+        ("crawler", "concurrency", 10**9, r"concurrency = 1000000000: .* in \[1, 1024\]"),
+        ("crawler", "min_delay", math.nan, r"min_delay = nan: must be a number in \[0, 3600\]"),
+        ("crawler", "expected_urls", 1e12, r"expected_urls = 1000000000000.0: must be an integ"),
+        ("crawler", "expected_urls", 10**12, r"expected_urls = 1000000000000: .* 134217728\]"),
+        ("bandwidth", "G", math.inf, r"G = inf: must be a number in \(0, 1000000000000\]"),
+        ("bandwidth", "G", -math.inf, r"G = -inf: must be"),
+        ("ranking", "memory", "5PB", r"memory = \"5PB\": .* from 1MB to 1TB"),
+        (
+            "metadata",
+            "synchronous",
+            "SOMETIMES",
+            r"synchronous = \"SOMETIMES\": must be one of \"OFF\"",
+        ),
+        ("daemon", "scope", ["a.test", 3], r"scope = \['a.test', 3\]: must be a list of"),
+        ("paths", "spool", "", r"spool = \"\": must be a string of 1 to 4096 characters"),
+        (
+            "crawler",
+            "per_ip_concurrency",
+            0,
+            r"per_ip_concurrency = 0: .* \[1, 64\] \(or left unset\)",
+        ),
+    ],
+)
+def test_out_of_range_values_are_refused_naming_key_value_and_range(section, key, value, message):
+    with pytest.raises(ConfigError, match=rf"^x.toml: \[{section}\] {message}"):
+        config_from_mapping({section: {key: value}}, source="x.toml")
+
+
+@pytest.mark.parametrize("section", list(sections()))
+def test_every_setting_declares_a_bounded_range_and_its_default_is_in_it(section):
+    cls = sections()[section]
+    for item in dataclasses.fields(cls):
+        if (section, item.name) in LINKED:
+            continue
+        text = allowed(cls, item.name)
+        assert not text.startswith("a number") or " in " in text, f"{item.name}: {text}"
+        assert not text.startswith("an integer") or " in " in text, f"{item.name}: {text}"
+        assert not text.startswith("a string") or "characters" in text, f"{item.name}: {text}"
+        default = getattr(cls(), item.name)
+        if default is not None:
+            assert config_from_mapping({section: {item.name: _toml(default)}}) is not None
+
+
+def _toml(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def test_settings_built_in_code_are_validated_too():
+    with pytest.raises(ValidationError, match="concurrency"):
+        CrawlerSettings(concurrency=100_000)
+    with pytest.raises(ValueError, match="finite"):
+        BandwidthSettings(G=math.inf)
+    assert CrawlerSettings(concurrency=np.int64(8)).concurrency == 8
+
+
+def test_a_validation_error_reads_as_one_line():
+    with pytest.raises(ValidationError) as caught:
+        CrawlerSettings(concurrency=0, min_delay=math.nan)
+    assert explain(caught.value, CrawlerSettings) == (
+        "concurrency = 0: must be an integer in [1, 1024]; "
+        "min_delay = nan: must be a number in [0, 3600]"
+    )
 
 
 def test_invalid_toml_is_refused_with_the_file_name(tmp_path):
@@ -74,5 +152,5 @@ def test_toml_output_parses_back_to_the_same_configuration():
 def test_replace_validates_like_a_file():
     config = Config().replace("bandwidth", G=7)
     assert config.bandwidth.G == 7.0
-    with pytest.raises(ConfigError, match="theta"):
+    with pytest.raises(ConfigError, match=r"theta = -1: must be a number in \[0, 1\)"):
         Config().replace("bandwidth", theta=-1)
