@@ -47,7 +47,7 @@ def test_values_are_read_and_ints_widen_to_floats(tmp_path):
     ("data", "message"),
     [
         ({"nonsense": {}}, r"unknown section \[nonsense\]"),
-        ({"bandwidth": {"g": 1}}, r"\[bandwidth\] unknown key 'g' \(known: G, theta\)"),
+        ({"bandwidth": {"g": 1}}, r"unknown key 'g' in \[bandwidth\] \(known: G, theta\)"),
         ({"bandwidth": {"G": "lots"}}, r"\[bandwidth\] G = \"lots\": must be a number in \(0, "),
         ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta = 1.5: must be a number in \[0, 1\)"),
         ({"metadata": {"cache_mb": 1.5}}, r"\[metadata\] cache_mb = 1.5: must be an integer in"),
@@ -154,3 +154,23 @@ def test_replace_validates_like_a_file():
     assert config.bandwidth.G == 7.0
     with pytest.raises(ConfigError, match=r"theta = -1: must be a number in \[0, 1\)"):
         Config().replace("bandwidth", theta=-1)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [  # issue 18, fault 5: a binary file gave a UnicodeDecodeError traceback
+        (b"\xff\xfe\x00\x81", r"not UTF-8 text \(byte 0 is invalid\)"),
+        (b"a = " + b"[" * 5000 + b"]" * 5000, r"not valid TOML \(arrays or tables nested"),
+        (b"# " + b"x" * (1 << 20), r"larger than 1048576 bytes"),
+    ],
+)
+def test_a_file_that_is_not_a_configuration_is_refused_in_one_line(tmp_path, content, message):
+    path = tmp_path / "xyleme.toml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
+
+
+def test_a_folder_is_not_a_configuration(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path, required=True)

@@ -35,6 +35,8 @@ from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
 CONFIG_FILE = "xyleme.toml"
+MAX_CONFIG_BYTES = 1 << 20
+"""A bigger file is refused unread: every key of every section fits in a few kilobytes."""
 
 LINKED: dict[tuple[str, str], tuple[str, str]] = {
     ("refresh", "time_unit_s"): ("clock", "time_unit"),
@@ -85,17 +87,24 @@ def sections() -> dict[str, type]:
 def load_config(path: Path, *, required: bool = False) -> Config:
     """Read ``path``; a missing file means every default unless ``required``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         if required:
             raise ConfigError(f"{path}: no such configuration file") from None
         return Config()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read ({error.strerror})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a configuration")
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start} is invalid)") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep)") from None
     return config_from_mapping(data, source=str(path))
 
 
@@ -124,7 +133,8 @@ def _build(section: str, values: Mapping[str, Any], source: str) -> Any:
             owner, owner_key = LINKED[section, key]
             raise ConfigError(f"{where} {key} is set by [{owner}] {owner_key}")
         if key not in names:
-            raise ConfigError(f"{where} unknown key {key!r} (known: {', '.join(names)})")
+            known = ", ".join(names)
+            raise ConfigError(f"{source}: unknown key {key!r} in [{section}] (known: {known})")
         try:
             kwargs[key] = _strict(cls, key).validate_python(_as_tuple(value), strict=True)
         except ValidationError:

@@ -1,4 +1,5 @@
-"""What reading a repository can raise, as the one-line errors the CLI prints (no command)."""
+"""The one-line errors the CLI prints: bad input (exit 2), and what reading a repository can
+raise (exit 1). This module defines no command."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from pathlib import Path
 import click
 
 from metadata import InvalidURL, MetadataError
+
+
+class InputError(click.ClickException):
+    """The user's input (an argument, a file, a configuration) is wrong: exit status 2."""
+
+    exit_code = 2
 
 
 @contextmanager
