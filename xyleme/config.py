@@ -163,11 +163,14 @@ def explain(error: ValidationError, cls: type) -> str:
     parts = []
     for problem in error.errors():
         location = problem["loc"]
-        if not location or location[0] not in cls.__dataclass_fields__:
-            parts.append(problem["msg"].removeprefix("Value error, "))  # a rule between fields
-            continue
         name = "".join(f"[{step}]" if isinstance(step, int) else str(step) for step in location)
-        parts.append(f"{name} = {_shown(problem['input'])}: must be {allowed(cls, location[0])}")
+        if not location:  # a rule between fields
+            parts.append(problem["msg"].removeprefix("Value error, "))
+        elif location[0] in cls.__dataclass_fields__:
+            shown = _shown(problem["input"])
+            parts.append(f"{name} = {shown}: must be {allowed(cls, location[0])}")
+        else:
+            parts.append(f"unknown setting {name!r} (known: {', '.join(cls.__dataclass_fields__)})")
     return "; ".join(parts)
 
 

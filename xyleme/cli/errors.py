@@ -9,8 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from metadata import InvalidURL, MetadataError
+from xyleme.config import explain
 
 
 class InputError(click.ClickException):
@@ -30,3 +32,13 @@ def repository_errors(database: Path) -> Iterator[None]:
         raise click.ClickException(str(error)) from None
     except sqlite3.DatabaseError as error:
         raise click.ClickException(f"{database}: unreadable database ({error})") from None
+
+
+@contextmanager
+def settings_errors(cls: type) -> Iterator[None]:
+    """Settings of ``cls`` built from options: a value out of its range is bad input, named
+    with its allowed range in one line."""
+    try:
+        yield
+    except ValidationError as error:
+        raise InputError(explain(error, cls)) from None
