@@ -28,7 +28,7 @@ class DashboardSettings:
     """Coming time units shown in the "due per unit" chart."""
     growth_points: Annotated[int, Field(ge=1, le=10_000)] = 40
     """Points of the repository's growth curves."""
-    live_sample_seconds: Annotated[float, Field(ge=0.1, le=3600.0)] = 2.0
+    live_sample_seconds: Annotated[float, Field(ge=0.01, le=3600.0)] = 2.0
     """Real seconds between two samples of the daemon's live figures."""
     live_samples_kept: Annotated[int, Field(ge=1, le=1_000_000)] = 300
     """Samples of live figures kept for the "over time" charts (10 minutes at 2 s)."""
