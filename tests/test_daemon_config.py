@@ -6,6 +6,8 @@ import tomllib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from xyleme.config import (
@@ -47,6 +49,7 @@ def test_values_are_read_and_ints_widen_to_floats(tmp_path):
     ("data", "message"),
     [
         ({"nonsense": {}}, r"unknown section \[nonsense\]"),
+        ({"a\nb": {}}, r"unknown section \[\"a\\nb\"\]"),
         ({"bandwidth": {"g": 1}}, r"unknown key 'g' in \[bandwidth\] \(known: G, theta\)"),
         ({"bandwidth": {"G": "lots"}}, r"\[bandwidth\] G = \"lots\": must be a number in \(0, "),
         ({"bandwidth": {"theta": 1.5}}, r"\[bandwidth\] theta = 1.5: must be a number in \[0, 1\)"),
@@ -174,3 +177,49 @@ def test_a_file_that_is_not_a_configuration_is_refused_in_one_line(tmp_path, con
 def test_a_folder_is_not_a_configuration(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path, required=True)
+
+
+TOML_VALUES = st.recursive(
+    st.one_of(
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.floats(),
+        st.text(max_size=20),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+
+
+@st.composite
+def toml_documents(draw):
+    """Sections and keys the configuration knows (and some it does not), any TOML values."""
+    names = draw(st.lists(st.sampled_from([*sections(), "nonsense"]), max_size=3, unique=True))
+    document = {}
+    for name in names:
+        known = [item.name for item in dataclasses.fields(sections().get(name, Config))]
+        keys = draw(st.lists(st.sampled_from([*known, "nonsense"]), max_size=4, unique=True))
+        document[name] = {key: draw(TOML_VALUES) for key in keys}
+    return document
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(toml_documents())
+def test_any_toml_document_is_a_configuration_or_a_one_line_error(document):
+    try:
+        config = config_from_mapping(document, source="x.toml")
+    except ConfigError as error:
+        assert "\n" not in str(error) and str(error).startswith("x.toml: ")
+    else:
+        assert config_from_mapping(tomllib.loads(as_toml(config))) == config
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.binary(max_size=300))
+def test_any_file_is_a_configuration_or_a_one_line_error(tmp_path_factory, content):
+    path = tmp_path_factory.mktemp("any") / "xyleme.toml"
+    path.write_bytes(content)
+    try:
+        load_config(path)
+    except ConfigError as error:
+        assert "\n" not in str(error)

@@ -2,9 +2,10 @@
 
 The configuration is composed from the settings dataclasses the packages own (Scrapy's one
 settings module, split by owner): :class:`Config` has one field per TOML section, typed by
-that section's dataclass. Loading refuses an unknown section or key, or a value of the
-wrong type or out of range, with a :class:`ConfigError` that names the file, the section and
-the key, so a daemon never starts on a configuration it misread.
+that section's dataclass, whose fields declare their type and range (``metadata.settings``).
+Loading refuses an unknown section or key, or a value of the wrong type or out of range,
+with a one-line :class:`ConfigError` that names the file, the section, the key, the value
+and what is allowed, so a daemon never starts on a configuration it misread.
 
 >>> config = config_from_mapping({"bandwidth": {"G": 500}})
 >>> config.bandwidth.G, config.clock.time_unit
@@ -115,7 +116,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "configuration") 
     for name, values in data.items():
         if name not in known:
             raise ConfigError(
-                f"{source}: unknown section [{name}] (known: {', '.join(sorted(known))})"
+                f"{source}: unknown section [{_name(name)}] (known: {', '.join(sorted(known))})"
             )
         if not isinstance(values, Mapping):
             raise ConfigError(f"{source}: {name} must be a [{name}] table")
@@ -172,6 +173,11 @@ def explain(error: ValidationError, cls: type) -> str:
         else:
             parts.append(f"unknown setting {name!r} (known: {', '.join(cls.__dataclass_fields__)})")
     return "; ".join(parts)
+
+
+def _name(name: str) -> str:
+    """A TOML name as written, quoted when it would not read as one word."""
+    return name if name.isidentifier() else _shown(name)
 
 
 def _shown(value: Any, limit: int = 60) -> str:
