@@ -18,8 +18,9 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
-SETTINGS = ConfigDict(allow_inf_nan=False, use_attribute_docstrings=True)
-"""The configuration of every settings class: no NaN nor infinity, docstrings as docs."""
+SETTINGS = ConfigDict(allow_inf_nan=False, extra="forbid", use_attribute_docstrings=True)
+"""The configuration of every settings class: no NaN nor infinity, no unknown name, and
+each field's docstring as its documentation."""
 
 SynchronousMode = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 

@@ -121,6 +121,8 @@ def test_settings_built_in_code_are_validated_too():
         CrawlerSettings(concurrency=100_000)
     with pytest.raises(ValueError, match="finite"):
         BandwidthSettings(G=math.inf)
+    with pytest.raises(ValidationError, match="concurency"):
+        CrawlerSettings(concurency=8)  # a misspelt name is never ignored
     assert CrawlerSettings(concurrency=np.int64(8)).concurrency == 8
 
 

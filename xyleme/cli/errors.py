@@ -35,10 +35,11 @@ def repository_errors(database: Path) -> Iterator[None]:
 
 
 @contextmanager
-def settings_errors(cls: type) -> Iterator[None]:
-    """Settings of ``cls`` built from options: a value out of its range is bad input, named
-    with its allowed range in one line."""
+def settings_errors(*classes: type) -> Iterator[None]:
+    """Settings of one of ``classes`` built from options or a file: a value out of its range
+    is bad input, named with its allowed range in one line."""
     try:
         yield
     except ValidationError as error:
+        cls = next(cls for cls in classes if cls.__name__ == error.title)
         raise InputError(explain(error, cls)) from None

@@ -54,12 +54,10 @@ def _settings(
         raise InputError(f"{settings_file}: not a JSON file of settings ({error})") from None
     if not isinstance(values, dict) or not isinstance(values.get("faults", {}), dict):
         raise InputError(f"{settings_file}: the settings must be a JSON object")
-    with settings_errors(FaultSettings):
-        faults = FaultSettings(**values.pop("faults", {}))
     given = {"hosts": hosts, "pages": pages, "seed": seed}
     values |= {key: value for key, value in given.items() if value is not None}
-    with settings_errors(SimWebSettings):
-        settings = SimWebSettings(**values, faults=faults)
+    with settings_errors(SimWebSettings, FaultSettings):
+        settings = SimWebSettings.from_dict(values)
     return settings.without_faults() if no_faults else settings
 
 
