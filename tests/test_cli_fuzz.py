@@ -119,7 +119,8 @@ def no_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
-def test_random_arguments_never_give_a_traceback(path, files, no_event_loop):
+def test_random_arguments_never_give_a_traceback(path, files, no_event_loop, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # what `init NAME` or `--output NAME` makes stays in there
     command = _command(path)
 
     @settings(
