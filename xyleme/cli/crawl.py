@@ -11,6 +11,7 @@ import click
 from metadata import Metadata, MetadataError
 from xyleme import signals
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import settings_errors
 from xyleme.cli.ops import effective_config
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.crawler.scoperules import ScopeError
@@ -74,12 +75,13 @@ def crawl(
     command before any fetch (exit 2). Ctrl-C stops cleanly: what was fetched is committed.
     """
     path = repo_path(ctx) / DATABASE
-    settings = CrawlerSettings(
-        concurrency=concurrency,
-        per_host_concurrency=per_host,
-        min_delay=delay,
-        max_scout_depth=max_depth,
-    )
+    with settings_errors(CrawlerSettings):
+        settings = CrawlerSettings(
+            concurrency=concurrency,
+            per_host_concurrency=per_host,
+            min_delay=delay,
+            max_scout_depth=max_depth,
+        )
     try:
         written = Scope(rules, hosts=hosts, domains=domains, prefixes=prefixes, denied=deny)
     except ScopeError as error:
