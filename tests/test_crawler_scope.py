@@ -1,22 +1,24 @@
 """Issue 16's scope: rules of every kind, ports, deny patterns, the SSRF guard, seeds, traps.
 
-Servers are real (aiohttp on 127.0.0.1, an access log each); the SSRF cases use a resolver
-stub that answers what a hostile DNS would.
+Servers are real (tests/crawler_site.py on 127.0.0.1, an access log each); the SSRF cases use
+a resolver stub that answers what a hostile DNS would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+from collections.abc import AsyncIterator
 
 import pytest
-from aiohttp import web
 from aiohttp.abc import AbstractResolver
 from click.testing import CliRunner
 
 from loader import LoaderSettings
 from metadata import Metadata, PageType
 from metadata.clock import ManualClock
+from tests.crawler_site import Page, Site
 from xyleme import signals
 from xyleme.cli import cli
 from xyleme.config import ConfigError, config_from_mapping, load_config
@@ -215,40 +217,22 @@ async def test_the_guarded_resolver_keeps_public_answers_and_refuses_private_one
 # ---------------------------------------------------------------------- crawls
 
 
-class Server:
-    """One loopback server with canned pages and an access log."""
-
-    def __init__(self, pages: dict[str, tuple[int, str, str | bytes, dict]]) -> None:
-        self.pages = pages
-        self.log: list[str] = []
-        self.port = 0
-
-    async def handle(self, request: web.Request) -> web.Response:
-        self.log.append(request.path_qs)
-        status, content_type, body, headers = self.pages.get(
-            request.path_qs, (404, "text/plain", "not found", {})
-        )
-        return web.Response(status=status, body=body, content_type=content_type, headers=headers)
-
-    async def __aenter__(self) -> Server:
-        app = web.Application()
-        app.router.add_route("GET", "/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.runner.cleanup()
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+LOOPBACK = "127.0.0.1"
 
 
-def html(*links: str) -> tuple[int, str, str, dict]:
-    return 200, "text/html", "".join(f'<a href="{link}">x</a>' for link in links), {}
+@contextlib.asynccontextmanager
+async def serving() -> AsyncIterator[Site]:
+    """A loopback server (tests/crawler_site.py) whose ``hits`` are its access log."""
+    site = Site()
+    await site.start()
+    try:
+        yield site
+    finally:
+        await site.stop()
+
+
+def paths(site: Site) -> list[str]:
+    return [hit.path for hit in site.hits]
 
 
 @pytest.fixture
@@ -259,40 +243,44 @@ def md(tmp_path):
 
 async def test_a_dtd_on_another_port_of_an_in_scope_host_is_never_fetched(md, tmp_path):
     """The SSRF case of issue 16: the loader asks for a DTD on another port of 127.0.0.1."""
-    async with Server({}) as other:
-        doc = f'<?xml version="1.0"?>\n<!DOCTYPE doc SYSTEM "{other.url("/evil.dtd")}">\n<doc/>'
-        pages = {"/": html("/doc.xml"), "/doc.xml": (200, "application/xml", doc, {})}
-        async with Server(pages) as site:
-            crawler = Crawler(md, CrawlerSettings(**FAST), Scope([site.url()]), clock=md.clock)
-            crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
-            crawler.submit(site.url())
-            await crawler.run()
-        assert other.log == []  # not the DTD, not the other port's robots.txt
-        assert "/doc.xml" in site.log
-        assert not crawler.request(other.url("/entity.ent"), referrer_id=None)
+    async with serving() as other, serving() as site:
+        dtd = other.url(LOOPBACK, "/evil.dtd")
+        doc = f'<?xml version="1.0"?>\n<!DOCTYPE doc SYSTEM "{dtd}">\n<doc/>'.encode()
+        home = site.html(LOOPBACK, "/", ["/doc.xml"])
+        site.add(LOOPBACK, "/doc.xml", Page(doc, content_type="application/xml"))
+        crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
+        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
+        crawler.submit(home)
+        await crawler.run()
+        assert other.hits == []  # not the DTD, not the other port's robots.txt
+        assert "/doc.xml" in paths(site)
+        entity = other.url(LOOPBACK, "/entity.ent")
+        assert not crawler.request(entity, referrer_id=None)
         rejected = {link.url: link.reason for link in md.rejected()}
-        assert "on other ports" in rejected[other.url("/entity.ent")]
+        assert "on other ports" in rejected[entity]
 
 
 async def test_a_redirect_out_of_scope_is_recorded_not_followed(md):
-    async with Server({"/": html()}) as other:
-        pages = {"/": html("/moved"), "/moved": (302, "text/html", "", {"Location": other.url()})}
-        async with Server(pages) as site:
-            crawler = Crawler(md, CrawlerSettings(**FAST), Scope([site.url()]), clock=md.clock)
-            crawler.submit(site.url())
-            await crawler.run()
-        assert other.log == []
-        moved = md.page_by_url(site.url("/moved"))
+    async with serving() as other, serving() as site:
+        elsewhere = other.html(LOOPBACK, "/")
+        home = site.html(LOOPBACK, "/", ["/moved"])
+        site.add(LOOPBACK, "/moved", Page(status=302, headers={"Location": elsewhere}))
+        crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
+        crawler.submit(home)
+        await crawler.run()
+        assert other.hits == []
+        moved = md.page_by_url(site.url(LOOPBACK, "/moved"))
         assert moved.page_type is PageType.ERROR
         assert moved.reason.startswith("redirect refused: out of scope")
-        assert md.rejected()[0].url == other.url()
+        assert md.rejected()[0].url == elsewhere
 
 
 async def test_a_name_resolving_into_loopback_is_refused_unless_the_scope_names_it(md):
-    async with Server({"/": html("/a.html"), "/a.html": html()}) as site:
-        url = f"http://evil.example.org:{site.port}/"
+    async with serving() as site:
+        url = site.html("evil.example.org", "/", ["/a.html"])
+        site.html("evil.example.org", "/a.html")
         failed = []
-        hostile = HostileResolver("127.0.0.1")
+        hostile = HostileResolver(LOOPBACK)
         crawler = Crawler(
             md,
             CrawlerSettings(**FAST),
@@ -303,7 +291,7 @@ async def test_a_name_resolving_into_loopback_is_refused_unless_the_scope_names_
         crawler.signals.connect(signals.page_failed, failed.append)
         crawler.submit(url, Level.DISCOVERY)
         await crawler.run()
-        assert site.log == []  # neither robots.txt nor the page
+        assert site.hits == []  # neither robots.txt nor the page
         assert hostile.lookups  # refused at connection time, after resolution
         assert "resolves to 127.0.0.1, which is a loopback address" in failed[0].result.reason
 
@@ -311,30 +299,30 @@ async def test_a_name_resolving_into_loopback_is_refused_unless_the_scope_names_
         crawler = Crawler(md, CrawlerSettings(**FAST), named, clock=md.clock, resolver=hostile)
         crawler.submit(url, Level.REFRESH, reload=True)
         await crawler.run()
-        assert md.page_by_url(url).page_type is PageType.HTML and "/" in site.log
+        assert md.page_by_url(url).page_type is PageType.HTML and "/" in paths(site)
 
 
 async def test_an_address_in_the_url_is_checked_too(md):
-    async with Server({"/": html()}) as site:
+    async with serving() as site:
+        home = site.html(LOOPBACK, "/")
         crawler = Crawler(md, CrawlerSettings(**FAST), Scope(), clock=md.clock)  # admits all
-        crawler.submit(site.url())
+        crawler.submit(home)
         await crawler.run()
-        assert site.log == []
-        assert "127.0.0.1 is a loopback address" in md.page_by_url(site.url()).reason
+        assert site.hits == []
+        assert "127.0.0.1 is a loopback address" in md.page_by_url(home).reason
 
 
 async def test_a_page_of_100000_links_does_not_spend_its_hosts_budget(md):
-    links = "".join(f'<a href="/p/{n}">{n}</a>' for n in range(100_000))
-    pages = {"/": (200, "text/html", links, {}), "/later": html()}
-    async with Server(pages) as site:
+    async with serving() as site:
+        home = site.html(LOOPBACK, "/", [f"/p/{n}" for n in range(100_000)])
         settings = CrawlerSettings(**FAST, host_page_budget=50)
-        crawler = Crawler(md, settings, Scope([site.url()]), clock=md.clock)
+        crawler = Crawler(md, settings, Scope([home]), clock=md.clock)
         crawler.signals.connect(signals.page_fetched, lambda event: crawler.stop())
-        crawler.submit(site.url())
+        crawler.submit(home)
         await crawler.run()
     assert not [link for link in md.rejected(200_000) if "budget" in link.reason]
     assert len(crawler.frontier) >= 99_000  # every link queued
-    assert crawler.submit(site.url("/later"))  # the host's later links are still admitted
+    assert crawler.submit(site.url(LOOPBACK, "/later"))  # later links of the host: admitted
 
 
 # ---------------------------------------------------------------------- trap shapes
