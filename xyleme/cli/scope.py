@@ -17,6 +17,7 @@ from metadata import InvalidURL, canonicalize_url
 from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.ops import DATABASE, config_option, effective_config, open_metadata
+from xyleme.config import Config
 from xyleme.crawler.addresses import literal_refusal
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.scoperules import Kind, Rule
@@ -34,7 +35,8 @@ def scope_group() -> None:
     """The crawl scope: the rules in force, and which of them admits or refuses a URL."""
 
 
-def _scope(ctx: click.Context, config_file: Path | None) -> tuple[Scope, Any]:
+def _scope(ctx: click.Context, config_file: Path | None) -> tuple[Scope, Config]:
+    """The repository's scope (its configuration's rules, else its stored seeds')."""
     repository = repo_path(ctx)
     config = effective_config(repository, config_file)
     seeds: list[str] = []
