@@ -1,0 +1,133 @@
+"""Crawl a served realistic site with the daemon, and read back what it made of it.
+
+The daemon runs in this process on a manual clock (as in the daemon's end-to-end tests):
+its crawler reads the site from the seed until nothing is left to fetch, the loader stores
+the XML, then one ranking pass runs. What it stored is read back by URL, so the tests and
+``benchmarks/bench_site.py`` compare it with the ground truth by URL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from xyleme.sitegen.server import RealSiteServer
+
+EPOCH = 1_700_000_000.0
+"""The manual clock's start (any fixed date: the site does not change)."""
+
+
+@dataclass
+class DaemonCrawl:
+    """What the daemon made of the site."""
+
+    read: dict[str, bool] = field(default_factory=dict)
+    """URL → is XML, for every page read as a document (type HTML or XML)."""
+    types: dict[str, str] = field(default_factory=dict)
+    """URL → the metadata's page type, for every URL it knows."""
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    """The link matrix as stored: (source URL, target URL)."""
+    importance: dict[str, float] = field(default_factory=dict)
+    interest: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    """Real seconds for the whole job: crawl, load, store and one ranking pass."""
+    crawl_seconds: float = 0.0
+    rank_figures: dict = field(default_factory=dict)
+
+
+def scope_for(served: RealSiteServer) -> list[str]:
+    """The ``[daemon] scope`` naming the site's two origins and nothing else."""
+    return [f"{origin}/" for origin in served.site.scope_origins]
+
+
+def host_scope_for(served: RealSiteServer) -> list[str]:
+    """The site's scope as host names, for a ``[daemon] scope`` that takes only domains
+    (main before issue 16: it cannot name a port, so the off-scope port is in it)."""
+    from urllib.parse import urlsplit
+
+    return sorted({urlsplit(origin).hostname for origin in served.site.scope_origins})
+
+
+async def crawl_with_daemon(
+    served: RealSiteServer, repository: Path, *, concurrency: int = 8
+) -> DaemonCrawl:
+    """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
+    from metadata import Metadata
+    from metadata.clock import ManualClock
+    from xyleme.cli.repository import create_repository
+    from xyleme.commands import RepositoryTarget
+    from xyleme.config import Config
+    from xyleme.daemon import Daemon
+
+    create_repository(repository)
+    config = _config(Config(), served, concurrency)
+    with Metadata.open(repository / "metadata.db") as md:
+        RepositoryTarget(md).add_seeds(served.site.seeds)
+    daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=served.resolver())
+    daemon.open()
+    outcome = DaemonCrawl()
+    try:
+        if daemon.crawler.scope.refusal(served.site.seeds[0]) is not None:
+            daemon.config = _config(Config(), served, concurrency, origins=False)
+            daemon.crawler.scope = daemon._scope()  # a scope of domains only (main)
+        start = time.perf_counter()
+        daemon.queue_unread()
+        await daemon.crawler.run()
+        outcome.crawl_seconds = time.perf_counter() - start
+        outcome.rank_figures = await daemon.recompute_ranking()
+        outcome.seconds = time.perf_counter() - start
+        _read_back(daemon.md, outcome)
+    finally:
+        daemon.close()
+    return outcome
+
+
+def _config(config, served: RealSiteServer, concurrency: int, *, origins: bool = True):
+    """No politeness delay on loopback; scouting deep enough for the site's longest path."""
+    scope = scope_for(served) if origins else host_scope_for(served)
+    return config.replace("daemon", scope=list(scope)).replace(
+        "crawler",
+        min_delay=0.0,
+        max_crawl_delay=0.0,
+        per_host_concurrency=concurrency,
+        max_scout_depth=64,
+    )
+
+
+def _read_back(md, outcome: DaemonCrawl) -> None:
+    from metadata import PAGE_TYPE_CODE, PageType
+
+    view = md.refresh_view()
+    ids = view["id"].tolist()
+    urls = dict(zip(ids, md.urls_of(ids), strict=True))
+    names = {code: page_type.value for page_type, code in PAGE_TYPE_CODE.items()}
+    documents = {PAGE_TYPE_CODE[PageType.HTML], PAGE_TYPE_CODE[PageType.XML]}
+    for url_id, code in zip(ids, view["type"].tolist(), strict=True):
+        outcome.types[urls[url_id]] = names[code]
+        if code in documents:
+            outcome.read[urls[url_id]] = code == PAGE_TYPE_CODE[PageType.XML]
+    for src, dst in md.export_links():
+        outcome.edges.update(
+            (urls[s], urls[d]) for s, d in zip(src.tolist(), dst.tolist(), strict=True)
+        )
+    for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
+        score_ids, values = md.scores(name)
+        into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
+
+
+def top_overlap(reference: dict[str, float], candidate: dict[str, float], k: int = 20) -> int:
+    """How many of ``candidate``'s top ``k`` pages are in ``reference``'s top ``k``.
+
+    Ties count as equal: a candidate page is in the reference's top ``k`` when its reference
+    score reaches the ``k``-th highest (within 1e-6 relative), since pages the link matrix
+    makes interchangeable (dangling XML pages of one section, say) have equal scores and any
+    order among them is right.
+    """
+    if not candidate:
+        return 0
+    kth = np.sort(np.fromiter(reference.values(), float))[::-1][min(k, len(reference)) - 1]
+    chosen = sorted(candidate, key=lambda url: (-candidate[url], url))[:k]
+    return sum(reference.get(url, -1.0) >= kth * (1 - 1e-6) for url in chosen)

@@ -1,0 +1,163 @@
+"""Serve a generated site on 127.0.0.1, and log every request that reaches it.
+
+Two listeners: the site's port (its 127.0.0.1 origin and its IDNA host, told apart by the
+Host header) and an *off-scope* port holding the DTD and entity some pages name. The access
+log records each request's method, path as sent, Host header and the port it reached: what
+proves a crawl never fetched outside its scope. :class:`RealSiteResolver` maps the IDNA host
+to the site's port for the crawler and fails every other name, so nothing reaches the
+internet whatever a page links to.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from types import TracebackType
+
+from aiohttp import hdrs, web
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from xyleme.sitegen.build import IDNA_PUNYCODE, SiteSpec, build_site
+from xyleme.sitegen.model import Response, Site, canonical
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One request the server received."""
+
+    method: str
+    path: str
+    """The request target as sent (percent-encoding and query included)."""
+    host: str
+    """The Host header."""
+    port: int
+    """The local port the request reached."""
+    status: int
+
+
+class _Untyped(web.Response):
+    """A response without any Content-Type (aiohttp adds one to every body otherwise):
+    what a misconfigured server sends, for WHATWG sniffing to decide."""
+
+    async def _prepare_headers(self) -> None:
+        await super()._prepare_headers()
+        self._headers.pop(hdrs.CONTENT_TYPE, None)
+
+
+class RealSiteServer:
+    """The realistic site of ``spec`` on two loopback ports, built once they are bound.
+
+    >>> import asyncio
+    >>> async def main():
+    ...     async with RealSiteServer(SiteSpec(size=150)) as served:
+    ...         return len(served.site.documents) > 150, served.accesses
+    >>> asyncio.run(main())
+    (True, [])
+    """
+
+    def __init__(self, spec: SiteSpec = SiteSpec()) -> None:
+        self.spec = spec
+        self.site: Site | None = None
+        self.accesses: list[Access] = []
+        self._runners: list[web.ServerRunner] = []
+
+    async def start(self) -> None:
+        """Bind both ports, then generate the site for them."""
+        ports = []
+        for _ in range(2):
+            runner = web.ServerRunner(
+                web.Server(self._handle, access_log=None),
+                handle_signals=False,
+                shutdown_timeout=0.5,
+            )
+            await runner.setup()
+            await web.TCPSite(runner, LOOPBACK, 0).start()
+            self._runners.append(runner)
+            ports.append(runner.addresses[0][1])
+        self.site = build_site(self.spec, ports[0], ports[1])
+
+    async def stop(self) -> None:
+        for runner in self._runners:
+            await runner.cleanup()
+        self._runners = []
+
+    async def __aenter__(self) -> RealSiteServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def port(self) -> int:
+        """The site's port."""
+        return self._runners[0].addresses[0][1]
+
+    @property
+    def offsite_port(self) -> int:
+        """The port the scope does not name."""
+        return self._runners[1].addresses[0][1]
+
+    def resolver(self) -> RealSiteResolver:
+        """Name resolution for a crawler of this site (the IDNA host → 127.0.0.1)."""
+        return RealSiteResolver(self.port)
+
+    def out_of_scope(self) -> list[Access]:
+        """Requests for anything the site's scope does not name (must stay empty)."""
+        return [
+            a
+            for a in self.accesses
+            if not self.site.in_scope(canonical(f"http://{a.host}{a.path}"))
+        ]
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
+        host = request.host.lower()
+        try:
+            response = self.site.responses.get(canonical(f"http://{host}{request.raw_path}"))
+        except ValueError:
+            response = None
+        if response is None or (port == self.port) != self.site.in_scope(f"http://{host}/"):
+            response = Response(404, b"<!DOCTYPE html><title>Not Found</title>", "text/html")
+        self.accesses.append(
+            Access(request.method, request.raw_path, request.host, port, response.status)
+        )
+        kind = web.Response if response.content_type is not None else _Untyped
+        answer = kind(status=response.status, body=response.body, headers=dict(response.headers))
+        if response.content_type is not None:
+            answer.headers[hdrs.CONTENT_TYPE] = response.content_type
+        return answer
+
+
+class RealSiteResolver(AbstractResolver):
+    """Resolves the site's IDNA host to 127.0.0.1 on the site's port; every other name fails
+    like a DNS failure (IP literals such as 127.0.0.1 never reach a resolver)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        if host.lower().rstrip(".") != IDNA_PUNYCODE:
+            raise socket.gaierror(socket.EAI_NONAME, f"realsite: no such host {host!r}")
+        return [
+            {
+                "hostname": host,
+                "host": LOOPBACK,
+                "port": self.port,
+                "family": socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        """Nothing to release."""
