@@ -85,7 +85,7 @@ class Blog:
             (
                 '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
                 f"<title>Xyleme release notes</title><id>{escape(self.atom)}</id>\n"
-                f'<link rel="self" href="{refs.href(self.atom, "atom:link", style="absolute")}"/>\n'
+                f'<link rel="self" href="{self.atom}"/>\n'  # the feed's own address, no link
                 f"<updated>2024-05-01T12:00:00Z</updated>\n{entries}\n</feed>\n"
             ),
             "application/atom+xml",
