@@ -104,10 +104,9 @@ NEEDS = {
     "html:link": ("crawlcontent",), "html:link-next": ("crawlcontent",),
     "html:link-prev": ("crawlcontent",), "html:link-canonical": ("crawlcontent",),
     "html:meta-refresh": ("crawlcontent",), "html:a-query": ("crawlcontent",),
-    "xhtml:a": ("loader",), "docbook4:ulink": ("loader",), "docbook5:link": ("loader",),
-    "tei:ref": ("loader",), "tei:ptr": ("loader",), "dita:xref": ("loader",),
-    "dita:topicref": ("loader",), "mallard:xref": ("loader",), 
-    
+    "xhtml:a": ("loader",), "docbook4:ulink": ("loader",), "tei:ref": ("loader",),
+    "tei:ptr": ("loader",), "dita:xref": ("loader",), "dita:topicref": ("loader",),
+    "mallard:xref": ("loader",),
 }  # fmt: skip
 KINDS = [pytest.param(kind, id=kind) for kind in HTML_KINDS_ON_MAIN + XML_KINDS_ON_MAIN] + [
     pytest.param(kind, id=kind, marks=needs(*branches)) for kind, branches in NEEDS.items()
