@@ -11,7 +11,6 @@ from xyleme.sitegen import (
     RealSiteServer,
     SiteSpec,
     build_site,
-    canonical,
     ground_truth,
     resolve,
 )

@@ -46,7 +46,7 @@ def _declared(served, outcome, kind: str) -> list[tuple[str, str]]:
 
 @needs("crawlcontent", "loader", "scope")
 async def test_every_reachable_document_is_read(crawled):
-    served, truth, outcome = crawled
+    _served, truth, outcome = crawled
     missing = [url for url in truth.documents if url not in outcome.read]
     assert not missing, f"{len(missing)} of {len(truth.documents)} never read: {missing[:10]}"
 
@@ -61,7 +61,7 @@ async def test_most_of_the_site_is_read_and_nothing_but_documents(crawled):
 
 @needs("rank")
 async def test_a_link_to_a_redirect_counts_for_its_target(crawled):
-    served, truth, outcome = crawled
+    served, _truth, outcome = crawled
     origin = served.site.origin
     legacy = f"{origin}/legacy/index.php"
     assert (legacy, f"{origin}/manual/index.html") in outcome.edges  # through a 301
@@ -71,7 +71,7 @@ async def test_a_link_to_a_redirect_counts_for_its_target(crawled):
 
 @needs("crawlcontent", "loader")
 async def test_pages_are_typed_by_their_content_type(crawled):
-    served, truth, outcome = crawled
+    _served, truth, outcome = crawled
     wrong = [
         (url, xml)
         for url, xml in zip(truth.documents, truth.is_xml, strict=True)
@@ -115,7 +115,7 @@ KINDS = [pytest.param(kind, id=kind) for kind in HTML_KINDS_ON_MAIN + XML_KINDS_
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_links_of_every_kind_become_edges(crawled, kind):
-    served, truth, outcome = crawled
+    served, _truth, outcome = crawled
     declared = _declared(served, outcome, kind)
     assert declared, f"the site has no {kind} link"
     missing = [edge for edge in declared if edge not in outcome.edges]
@@ -125,7 +125,7 @@ async def test_links_of_every_kind_become_edges(crawled, kind):
 @needs("rank", "crawlcontent", "loader", "scope")
 async def test_the_link_matrix_follows_the_rule(crawled):
     """Documents only, a redirect counting for its target, a self-link and repeats once."""
-    served, truth, outcome = crawled
+    _served, truth, outcome = crawled
     expected = set(truth.edge_kinds)
     ranked = set(outcome.importance)
     assert ranked == set(truth.documents)
@@ -134,7 +134,7 @@ async def test_the_link_matrix_follows_the_rule(crawled):
 
 @needs("scope")
 async def test_nothing_outside_the_scope_is_fetched(crawled):
-    served, truth, outcome = crawled
+    served, _truth, _outcome = crawled
     assert served.out_of_scope() == []
     assert not [a for a in served.accesses if a.path.startswith(served.site.disallowed)]
 
@@ -170,7 +170,7 @@ async def test_documents_whose_dtd_is_off_scope_are_kept(crawled):
 @needs("rank", "crawlcontent", "loader", "scope")
 @pytest.mark.parametrize("ranking", ["importance", "interest"])
 async def test_rankings_match_the_independent_computation(crawled, ranking):
-    served, truth, outcome = crawled
+    _served, truth, outcome = crawled
     n = len(truth.documents)
     if ranking == "importance":
         reference = importance(n, truth.edges)

@@ -16,16 +16,17 @@ from html import escape
 from xyleme.sitegen.model import Document, Response, Site
 from xyleme.sitegen.refs import Refs
 
-_WORDS = (
-    "the configuration file names each option and its default value while the crawler reads "
-    "pages from a queue of hosts ordered by priority so that every request respects the "
-    "politeness delay of its server and a document is parsed validated and stored as a "
-    "version in the repository whose index answers queries over elements attributes and "
-    "text nodes with the namespace of each vocabulary declared in the schema a refresh "
-    "policy estimates change rates from observations and schedules reads under a bandwidth "
-    "limit importance is computed by an iterative method over the link matrix split into "
-    "slices on disk interest follows links backwards to the XML pages that a reader reaches"
-).split()
+_PROSE = """
+the configuration file names each option and its default value while the crawler reads
+pages from a queue of hosts ordered by priority so that every request respects the
+politeness delay of its server and a document is parsed validated and stored as a
+version in the repository whose index answers queries over elements attributes and text
+nodes with the namespace of each vocabulary declared in the schema a refresh policy
+estimates change rates from observations and schedules reads under a bandwidth limit
+importance is computed by an iterative method over the link matrix split into slices on
+disk interest follows links backwards to the XML pages that a reader reaches
+"""
+_WORDS = tuple(_PROSE.split())
 
 
 @dataclass

@@ -130,4 +130,4 @@ def top_overlap(reference: dict[str, float], candidate: dict[str, float], k: int
         return 0
     kth = np.sort(np.fromiter(reference.values(), float))[::-1][min(k, len(reference)) - 1]
     chosen = sorted(candidate, key=lambda url: (-candidate[url], url))[:k]
-    return sum(reference.get(url, -1.0) >= kth * (1 - 1e-6) for url in chosen)
+    return sum(bool(reference.get(url, -1.0) >= kth * (1 - 1e-6)) for url in chosen)

@@ -175,7 +175,8 @@ class Encodings:
         body = (
             '<?xml version="1.0" encoding="ISO-8859-1"?>\n'
             f"<catalogue {xlink}><titre>Données</titre>"
-            f'<voir xlink:type="simple" xlink:href="{refs.href(self.root + "données.html", "xlink:href")}"/>'
+            '<voir xlink:type="simple" '
+            f'xlink:href="{refs.href(self.root + "données.html", "xlink:href")}"/>'
             "</catalogue>\n"
         )
         self.ctx.serve(refs, body.encode("iso-8859-1"), "application/xml", "encoding", is_xml=True)
@@ -183,7 +184,8 @@ class Encodings:
         body = (
             '<?xml version="1.0" encoding="UTF-16"?>\n'
             f"<katalog {xlink}><titel>Straße</titel>"
-            f'<siehe xlink:type="simple" xlink:href="{refs.href(self.root + "straße.html", "xlink:href")}"/>'
+            '<siehe xlink:type="simple" '
+            f'xlink:href="{refs.href(self.root + "straße.html", "xlink:href")}"/>'
             "</katalog>\n"
         )
         self.ctx.serve(

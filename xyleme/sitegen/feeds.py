@@ -76,7 +76,8 @@ class Blog:
         refs = Refs(self.atom)
         entries = "\n".join(
             f"<entry><title>{escape(self.ctx.title(p))}</title><id>{escape(p)}</id>"
-            f'<link rel="alternate" type="text/html" href="{refs.href(p, "atom:link", style="absolute")}"/>'
+            '<link rel="alternate" type="text/html" '
+            f'href="{refs.href(p, "atom:link", style="absolute")}"/>'
             "<updated>2024-05-01T12:00:00Z</updated></entry>"
             for p in posts
         )

@@ -16,11 +16,12 @@ from xyleme.sitegen.context import Context
 from xyleme.sitegen.refs import Refs
 
 HTML = "text/html; charset=utf-8"
-_TOPICS = (
-    "install quickstart tutorial configuration scope robots politeness frontier fetcher "
-    "loader catalog validation entities encodings versions queries refresh estimators "
-    "schedule ranking importance interest opic liverank metadata backup upgrade faq glossary"
-).split()
+_TOPIC_WORDS = """
+install quickstart tutorial configuration scope robots politeness frontier fetcher
+loader catalog validation entities encodings versions queries refresh estimators
+schedule ranking importance interest opic liverank metadata backup upgrade faq glossary
+"""
+_TOPICS = tuple(_TOPIC_WORDS.split())
 
 
 def _slugs(count: int, prefix: str = "") -> list[str]:
@@ -79,8 +80,10 @@ class Sphinx:
             f'href="{refs.spell(static + "basic.css?v=c058f7c8")}" />',
             f'    <script src="{refs.spell(static + "doctools.js?v=888ff710")}"></script>',
             f'    <link rel="icon" href="{refs.spell(static + "favicon.ico")}"/>',
-            f'    <link rel="index" title="Index" href="{refs.href(self.genindex, "html:link")}" />',
-            f'    <link rel="search" title="Search" href="{refs.href(self.search, "html:link")}" />',
+            '    <link rel="index" title="Index" '
+            f'href="{refs.href(self.genindex, "html:link")}" />',
+            '    <link rel="search" title="Search" '
+            f'href="{refs.href(self.search, "html:link")}" />',
         ]
         if nxt:
             lines.append(
@@ -145,7 +148,10 @@ class Sphinx:
             f'<li><a href="{refs.href(c, "html:a")}#index-0">{escape(self.ctx.title(c))}</a></li>'
             for c in sorted(self.chapters)
         )
-        body = f'<h1 id="index">Index</h1>\n<table class="indextable genindextable"><tr><td><ul>\n{entries}\n</ul></td></tr></table>\n</body></html>\n'
+        body = (
+            '<h1 id="index">Index</h1>\n<table class="indextable genindextable"><tr><td><ul>\n'
+            f"{entries}\n</ul></td></tr></table>\n</body></html>\n"
+        )
         self.ctx.serve(
             refs, self._head(refs, "Index", None, None) + body, HTML, "sphinx", is_xml=False
         )
@@ -250,7 +256,10 @@ class Javadoc:
             f'<head>\n<title>{escape(self.ctx.title(url))}</title>\n<link rel="stylesheet" '
             f'type="text/css" href="{style}" title="Style">\n</head>\n'
         )
-        body = f'<body>\n<div class="indexContainer">\n<ul title="Classes">\n{items}\n</ul>\n</div>\n</body>\n</html>\n'
+        body = (
+            f'<body>\n<div class="indexContainer">\n<ul title="Classes">\n{items}\n</ul>\n'
+            "</div>\n</body>\n</html>\n"
+        )
         self.ctx.serve(
             refs, self._doctype("Transitional") + head + body, HTML, "javadoc", is_xml=False
         )
@@ -265,8 +274,10 @@ class Javadoc:
         )
         body = (
             f"<head>\n<title>{name}</title>\n"
-            f'<link rel="stylesheet" type="text/css" href="{refs.spell(self.root + "stylesheet.css")}" title="Style">\n'
-            f'<script type="text/javascript" src="{refs.spell(self.root + "script.js")}"></script>\n'
+            '<link rel="stylesheet" type="text/css" '
+            f'href="{refs.spell(self.root + "stylesheet.css")}" title="Style">\n'
+            '<script type="text/javascript" '
+            f'src="{refs.spell(self.root + "script.js")}"></script>\n'
             "</head>\n<body>\n"
             '<div class="topNav"><ul class="navList" title="Navigation">\n'
             f'<li><a href="{refs.href(self.overview, "html:a")}">Overview</a></li>\n'
@@ -351,7 +362,8 @@ class MkDocs:
             '<!doctype html>\n<html lang="en" class="no-js">\n  <head>',
             '    <meta charset="utf-8">',
             '    <meta name="viewport" content="width=device-width,initial-scale=1">',
-            f'    <link rel="canonical" href="{refs.href(url, "html:link-canonical", style="absolute")}">',
+            '    <link rel="canonical" '
+            f'href="{refs.href(url, "html:link-canonical", style="absolute")}">',
         ]
         if prev:
             head.append(f'    <link rel="prev" href="{refs.href(prev, "html:link-prev")}">')
@@ -361,13 +373,15 @@ class MkDocs:
             f'    <link rel="icon" href="{refs.spell(assets + "images/favicon.png")}">',
             '    <meta name="generator" content="mkdocs-1.5.3, mkdocs-material-9.4.8">',
             f"    <title>{escape(title)} - Xyleme Guide</title>",
-            f'    <link rel="stylesheet" href="{refs.spell(assets + "stylesheets/main.50c56a3b.min.css")}">',
+            '    <link rel="stylesheet" '
+            f'href="{refs.spell(assets + "stylesheets/main.50c56a3b.min.css")}">',
             "  </head>",
         ]
         body = [
             '  <body dir="ltr">',
             self._nav(refs, url),
-            '<div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">',
+            '<div class="md-content" data-md-component="content">'
+            '<article class="md-content__inner md-typeset">',
             f'<h1 id="{title.lower().replace(" ", "-")}">{escape(title)}</h1>',
             f"<p>{ctx.paragraph()}</p>",
             _cross_refs(ctx, refs, ctx.rng.randint(1, 3)),

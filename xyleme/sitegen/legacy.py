@@ -141,7 +141,8 @@ class Legacy:
             '<li><a href="https://www.w3.org/TR/xhtml1/" rel="nofollow">W3C</a></li>',
             '<li><a href="mailto:docs@example.org">mail</a> <a href="javascript:void(0)">js</a> '
             '<a href="tel:+33100000000">tel</a> <a href="ftp://ftp.example.org/pub/">ftp</a></li>',
-            f'<li><a href="{refs.href(self.private, "html:a", style="absolute-path")}">private</a></li>',
+            f'<li><a href="{refs.href(self.private, "html:a", style="absolute-path")}">'
+            "private</a></li>",
             '<li><a href="#top">top</a></li>',
         ]
         alternate = refs.href(self.only_via["html:link-alternate"], "html:link-alternate")
@@ -191,7 +192,8 @@ class Legacy:
         self.ctx.serve(
             refs,
             (
-                '<!DOCTYPE html>\n<html><head><base href="/legacy/docs/v2/"><title>Base</title></head>'
+                '<!DOCTYPE html>\n<html><head><base href="/legacy/docs/v2/">'
+                "<title>Base</title></head>"
                 '<body><a href="options.html">Options</a></body></html>\n'
             ),
             _HTML,
@@ -205,7 +207,8 @@ class Legacy:
             (
                 f'<!DOCTYPE html>\n<html><head><title>Map</title></head><body><img src="'
                 f'{refs.spell(self.root + "logo.png")}" usemap="#regions" alt="map">'
-                f'<map name="regions"><area shape="rect" coords="0,0,8,8" href="{north}" alt="north">'
+                '<map name="regions"><area shape="rect" coords="0,0,8,8" '
+                f'href="{north}" alt="north">'
                 "</map></body></html>\n"
             ),
             _HTML,

@@ -57,8 +57,8 @@ class RealSiteServer:
     (True, [])
     """
 
-    def __init__(self, spec: SiteSpec = SiteSpec()) -> None:
-        self.spec = spec
+    def __init__(self, spec: SiteSpec | None = None) -> None:
+        self.spec = spec or SiteSpec()
         self.site: Site | None = None
         self.accesses: list[Access] = []
         self._runners: list[web.ServerRunner] = []

@@ -149,7 +149,8 @@ class Vocabularies:
                 _decl() + '<?xml-model href="http://docbook.org/xml/5.0/rng/docbook.rng" '
                 'schematypens="http://relaxng.org/ns/structure/1.0"?>\n'
                 f'<{root} xmlns="http://docbook.org/ns/docbook" {XLINK} version="5.0" '
-                f'xml:id="{url.rsplit("/", 1)[-1][:-4]}">\n<info><title>{escape(self.ctx.title(url))}'
+                f'xml:id="{url.rsplit("/", 1)[-1][:-4]}">\n'
+                f"<info><title>{escape(self.ctx.title(url))}"
                 f"</title></info>\n<para>{self.ctx.paragraph()}</para>\n"
                 f"<itemizedlist>\n{links}\n</itemizedlist>\n</{root}>\n"
             )
@@ -208,7 +209,8 @@ class Vocabularies:
             body = (
                 _decl()
                 + '<!DOCTYPE concept PUBLIC "-//OASIS//DTD DITA Concept//EN" "concept.dtd">\n'
-                f'<concept id="t{i:02d}" xml:lang="en-us">\n<title>{escape(self.ctx.title(url))}</title>\n'
+                f'<concept id="t{i:02d}" xml:lang="en-us">\n'
+                f"<title>{escape(self.ctx.title(url))}</title>\n"
                 f"<conbody><p>{self.ctx.paragraph()}</p>\n<p>Related: {xrefs} and "
                 '<xref href="https://www.oasis-open.org/committees/dita/" format="html" '
                 'scope="external">OASIS DITA</xref>.</p></conbody>\n</concept>\n'
