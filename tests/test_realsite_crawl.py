@@ -103,7 +103,7 @@ XML_KINDS_ON_MAIN = (
 NEEDS = {
     "html:link": ("crawlcontent",), "html:link-next": ("crawlcontent",),
     "html:link-prev": ("crawlcontent",), "html:link-canonical": ("crawlcontent",),
-    "html:meta-refresh": ("crawlcontent",), "html:a-query": ("crawlcontent",),
+    "html:meta-refresh": ("crawlcontent",),
     "xhtml:a": ("loader",), "docbook4:ulink": ("loader",), "tei:ref": ("loader",),
     "tei:ptr": ("loader",), "dita:xref": ("loader",), "dita:topicref": ("loader",),
     "mallard:xref": ("loader",),
@@ -151,6 +151,13 @@ async def test_every_encoding_case_is_decoded(crawled):
     intl = [url for url in truth.documents if served.site.documents[url].style == "encoding"]
     assert len(intl) >= 20
     assert [url for url in intl if url not in outcome.read] == []
+    encoded = [
+        (source, link.target)
+        for source in intl
+        for link in served.site.links[source]
+        if link.target in served.site.documents
+    ]
+    assert [edge for edge in encoded if edge not in outcome.edges] == []
     double = [a.path for a in served.accesses if "%C3%83" in a.path]
     assert not double, f"percent-encoded twice: {double}"
 
