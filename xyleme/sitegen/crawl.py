@@ -11,9 +11,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from metadata import PAGE_TYPE_CODE, Metadata, PageType
+from metadata.clock import ManualClock
+from xyleme.cli.repository import create_repository
+from xyleme.commands import RepositoryTarget
+from xyleme.config import Config
+from xyleme.daemon import Daemon
 from xyleme.sitegen.server import RealSiteServer
 
 EPOCH = 1_700_000_000.0
@@ -46,8 +53,6 @@ def scope_for(served: RealSiteServer) -> list[str]:
 def host_scope_for(served: RealSiteServer) -> list[str]:
     """The site's scope as host names, for a ``[daemon] scope`` that takes only domains
     (main before issue 16: it cannot name a port, so the off-scope port is in it)."""
-    from urllib.parse import urlsplit
-
     return sorted({urlsplit(origin).hostname for origin in served.site.scope_origins})
 
 
@@ -55,24 +60,23 @@ async def crawl_with_daemon(
     served: RealSiteServer, repository: Path, *, concurrency: int = 8
 ) -> DaemonCrawl:
     """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
-    from metadata import Metadata
-    from metadata.clock import ManualClock
-    from xyleme.cli.repository import create_repository
-    from xyleme.commands import RepositoryTarget
-    from xyleme.config import Config
-    from xyleme.daemon import Daemon
-
     create_repository(repository)
-    config = _config(Config(), served, concurrency)
     with Metadata.open(repository / "metadata.db") as md:
         RepositoryTarget(md).add_seeds(served.site.seeds)
-    daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=served.resolver())
-    daemon.open()
+    daemon = None
+    for scope in (scope_for(served), host_scope_for(served)):
+        daemon = Daemon(
+            repository,
+            _config(Config(), scope, concurrency),
+            clock=ManualClock(EPOCH),
+            resolver=served.resolver(),
+        )
+        daemon.open()
+        if daemon.crawler.scope.refusal(served.site.seeds[0]) is None:
+            break
+        daemon.close()  # a scope that takes only domains (main before issue 16)
     outcome = DaemonCrawl()
     try:
-        if daemon.crawler.scope.refusal(served.site.seeds[0]) is not None:
-            daemon.config = _config(Config(), served, concurrency, origins=False)
-            daemon.crawler.scope = daemon._scope()  # a scope of domains only (main)
         start = time.perf_counter()
         daemon.queue_unread()
         await daemon.crawler.run()
@@ -85,10 +89,10 @@ async def crawl_with_daemon(
     return outcome
 
 
-def _config(config, served: RealSiteServer, concurrency: int, *, origins: bool = True):
-    """No politeness delay on loopback; scouting deep enough for the site's longest path."""
-    scope = scope_for(served) if origins else host_scope_for(served)
-    return config.replace("daemon", scope=list(scope)).replace(
+def _config(config: Config, scope: list[str], concurrency: int) -> Config:
+    """The site's scope; no politeness delay on loopback; scouting deep enough for any
+    path of the site."""
+    return config.replace("daemon", scope=scope).replace(
         "crawler",
         min_delay=0.0,
         max_crawl_delay=0.0,
@@ -97,9 +101,7 @@ def _config(config, served: RealSiteServer, concurrency: int, *, origins: bool =
     )
 
 
-def _read_back(md, outcome: DaemonCrawl) -> None:
-    from metadata import PAGE_TYPE_CODE, PageType
-
+def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
     view = md.refresh_view()
     ids = view["id"].tolist()
     urls = dict(zip(ids, md.urls_of(ids), strict=True))
