@@ -12,7 +12,7 @@ Only the tests and the benchmarks import it; the daemon never does.
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
-from xyleme.sitegen.server import Access, RealSiteResolver, RealSiteServer
+from xyleme.sitegen.server import Access, RealSiteServer
 from xyleme.sitegen.truth import Truth, ground_truth, resolve
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "Access",
     "Document",
     "Link",
-    "RealSiteResolver",
     "RealSiteServer",
     "Response",
     "Site",

@@ -96,15 +96,21 @@ class Legacy:
             if url not in self.ctx.site.responses:
                 self._simple(url, "Reached by one link form")
 
-    def _simple(self, url: str, title: str, content_type: str = _HTML, extra: str = "") -> None:
+    def _simple(self, url: str, title: str) -> None:
+        """A short HTML page that links back to the legacy index."""
         refs = Refs(url)
         back = refs.href(self.entry, "html:a")
-        body = (
-            f"<!DOCTYPE html>\n<html><head><title>{title}</title></head><body><h1>{title}"
-            f'</h1><p>{self.ctx.paragraph(2)}</p>{extra}<p><a href="{back}">Legacy</a></p>'
-            "</body></html>\n"
+        self._page(
+            refs,
+            (
+                f"<!DOCTYPE html>\n<html><head><title>{title}</title></head><body><h1>{title}"
+                f'</h1><p>{self.ctx.paragraph(2)}</p><p><a href="{back}">Legacy</a></p>'
+                "</body></html>\n"
+            ),
         )
-        self.ctx.serve(refs, body, content_type, "legacy", is_xml=False)
+
+    def _page(self, refs: Refs, body: str) -> None:
+        self.ctx.serve(refs, body, _HTML, "legacy", is_xml=False)
 
     def _index(self, redirects: list[str]) -> None:
         refs = Refs(self.entry)
@@ -155,7 +161,7 @@ class Legacy:
             + "\n".join(items)
             + f'\n</ul><script src="{refs.spell(self.root + "app.js")}"></script></body></html>\n'
         )
-        self.ctx.serve(refs, body, _HTML, "legacy", is_xml=False)
+        self._page(refs, body)
         self._simple(self.only_via["html:link-alternate"], "Pages anciennes")
 
     def _odd_suffixes(self) -> None:
@@ -167,7 +173,7 @@ class Legacy:
             f'Not a feed</title></head><body><p><a href="{refs.href(self.entry, "html:a")}">'
             "back</a></p></body></html>\n"
         )
-        self.ctx.serve(refs, body, _HTML, "legacy", is_xml=False)
+        self._page(refs, body)
         for name, content_type in (
             ("data.html", "application/xml"),
             ("export", "application/octet-stream"),
@@ -189,20 +195,17 @@ class Legacy:
         base = self.only_via["html:base"]
         refs = Refs(self.root + "base.html")
         refs.href(base, "html:base")
-        self.ctx.serve(
+        self._page(
             refs,
             (
                 '<!DOCTYPE html>\n<html><head><base href="/legacy/docs/v2/">'
                 "<title>Base</title></head>"
                 '<body><a href="options.html">Options</a></body></html>\n'
             ),
-            _HTML,
-            "legacy",
-            is_xml=False,
         )
         refs = Refs(self.root + "map.html")
         north = refs.href(self.only_via["html:area"], "html:area")
-        self.ctx.serve(
+        self._page(
             refs,
             (
                 f'<!DOCTYPE html>\n<html><head><title>Map</title></head><body><img src="'
@@ -211,21 +214,15 @@ class Legacy:
                 f'href="{north}" alt="north">'
                 "</map></body></html>\n"
             ),
-            _HTML,
-            "legacy",
-            is_xml=False,
         )
         refs = Refs(self.root + "old-home.html")
         home = refs.href(self.only_via["html:meta-refresh"], "html:meta-refresh")
-        self.ctx.serve(
+        self._page(
             refs,
             (
                 '<!DOCTYPE html>\n<html><head><meta http-equiv="refresh" content="0; URL='
                 f"'{home}'\"><title>Moved</title></head><body>This page has moved.</body></html>\n"
             ),
-            _HTML,
-            "legacy",
-            is_xml=False,
         )
 
     def _resources(self) -> None:

@@ -3,20 +3,19 @@
 Two listeners: the site's port (its 127.0.0.1 origin and its IDNA host, told apart by the
 Host header) and an *off-scope* port holding the DTD and entity some pages name. The access
 log records each request's method, path as sent, Host header and the port it reached: what
-proves a crawl never fetched outside its scope. :class:`RealSiteResolver` maps the IDNA host
-to the site's port for the crawler and fails every other name, so nothing reaches the
+proves a crawl never fetched outside its scope. :meth:`RealSiteServer.resolver` maps the IDNA
+host to the site's port for the crawler and fails every other name, so nothing reaches the
 internet whatever a page links to.
 """
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from types import TracebackType
 
 from aiohttp import hdrs, web
-from aiohttp.abc import AbstractResolver, ResolveResult
 
+from xyleme.simweb.resolver import SimWebResolver
 from xyleme.sitegen.build import IDNA_PUNYCODE, SiteSpec, build_site
 from xyleme.sitegen.model import Response, Site, canonical
 
@@ -105,9 +104,10 @@ class RealSiteServer:
         """The port the scope does not name."""
         return self._runners[1].addresses[0][1]
 
-    def resolver(self) -> RealSiteResolver:
-        """Name resolution for a crawler of this site (the IDNA host → 127.0.0.1)."""
-        return RealSiteResolver(self.port)
+    def resolver(self) -> SimWebResolver:
+        """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
+        site's port, every other name a DNS failure (IP literals never reach a resolver)."""
+        return SimWebResolver(self.port, [IDNA_PUNYCODE])
 
     def out_of_scope(self) -> list[Access]:
         """Requests for anything the site's scope does not name (must stay empty)."""
@@ -134,30 +134,3 @@ class RealSiteServer:
         if response.content_type is not None:
             answer.headers[hdrs.CONTENT_TYPE] = response.content_type
         return answer
-
-
-class RealSiteResolver(AbstractResolver):
-    """Resolves the site's IDNA host to 127.0.0.1 on the site's port; every other name fails
-    like a DNS failure (IP literals such as 127.0.0.1 never reach a resolver)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        if host.lower().rstrip(".") != IDNA_PUNYCODE:
-            raise socket.gaierror(socket.EAI_NONAME, f"realsite: no such host {host!r}")
-        return [
-            {
-                "hostname": host,
-                "host": LOOPBACK,
-                "port": self.port,
-                "family": socket.AF_INET,
-                "proto": 0,
-                "flags": socket.AI_NUMERICHOST,
-            }
-        ]
-
-    async def close(self) -> None:
-        """Nothing to release."""

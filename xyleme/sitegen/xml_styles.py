@@ -11,6 +11,7 @@ of scope: the crawl must keep those pages without ever fetching it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from html import escape
 
 from xyleme.sitegen.context import Context
@@ -104,14 +105,19 @@ class Vocabularies:
         content_type = "application/xhtml+xml" if xml else "text/html; charset=UTF-8"
         self.ctx.serve(refs, body, content_type, "xhtml", is_xml=xml)
 
+    def _citing(self, index: str, pages: list[str]) -> Iterator[tuple[Refs, list[str]]]:
+        """Each page of a section with the pages it cites: the index all of the section's,
+        the others a few popular pages."""
+        for url in [index, *pages]:
+            yield (
+                Refs(url),
+                pages if url == index else self.ctx.pick(self.ctx.rng.randint(1, 3), url),
+            )
+
     # -- DocBook -------------------------------------------------------------------------
     def _docbook4(self) -> None:
         index = self.entries["DocBook 4 articles"]
-        for url in [index, *self.docbook4]:
-            refs = Refs(url)
-            targets = (
-                self.docbook4 if url == index else self.ctx.pick(self.ctx.rng.randint(1, 3), url)
-            )
+        for refs, targets in self._citing(index, self.docbook4):
             items = "\n".join(
                 f'<listitem><para><ulink url="{refs.href(t, "docbook4:ulink")}">'
                 f"{escape(self.ctx.title(t))}</ulink></para></listitem>"
@@ -134,11 +140,8 @@ class Vocabularies:
 
     def _docbook5(self) -> None:
         book = self.entries["DocBook 5 book"]
-        for url in [book, *self.docbook5]:
-            refs = Refs(url)
-            targets = (
-                self.docbook5 if url == book else self.ctx.pick(self.ctx.rng.randint(1, 3), url)
-            )
+        for refs, targets in self._citing(book, self.docbook5):
+            url = refs.url
             links = "\n".join(
                 f'<listitem><para><link xlink:href="{refs.href(t, "docbook5:link")}">'
                 f"{escape(self.ctx.title(t))}</link></para></listitem>"
