@@ -36,7 +36,11 @@ class DaemonCrawl:
     types: dict[str, str] = field(default_factory=dict)
     """URL → the metadata's page type, for every URL it knows."""
     edges: set[tuple[str, str]] = field(default_factory=set)
-    """The link matrix as stored: (source URL, target URL)."""
+    """Link-Data as stored: (page URL, child URL), every child a page named."""
+    matrix_pages: set[str] = field(default_factory=set)
+    """The pages of the rankings' link matrix (§5)."""
+    matrix_edges: set[tuple[str, str]] = field(default_factory=set)
+    """The rankings' link matrix: (source URL, target URL)."""
     importance: dict[str, float] = field(default_factory=dict)
     interest: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
@@ -115,9 +119,25 @@ def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
         outcome.edges.update(
             (urls[s], urls[d]) for s, d in zip(src.tolist(), dst.tolist(), strict=True)
         )
+    _read_matrix(md, urls, outcome)
     for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
         score_ids, values = md.scores(name)
         into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
+
+
+def _read_matrix(md: Metadata, urls: dict[int, str], outcome: DaemonCrawl) -> None:
+    """The matrix the ranking pass reads (``Metadata.link_matrix``, issue 16's rule)."""
+    if not hasattr(md, "link_matrix"):  # main before issue 16: the ranking reads Link-Data
+        outcome.matrix_pages, outcome.matrix_edges = set(urls.values()), set(outcome.edges)
+        return
+    with md.link_matrix() as matrix:
+        ids = matrix.ids.tolist()
+        outcome.matrix_pages = {urls[url_id] for url_id in ids}
+        for src, dst in matrix.edges():
+            outcome.matrix_edges.update(
+                (urls[ids[s]], urls[ids[d]])
+                for s, d in zip(src.tolist(), dst.tolist(), strict=True)
+            )
 
 
 def top_overlap(reference: dict[str, float], candidate: dict[str, float], k: int = 20) -> int:
