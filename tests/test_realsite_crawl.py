@@ -115,7 +115,7 @@ KINDS = [pytest.param(kind, id=kind) for kind in HTML_KINDS_ON_MAIN + XML_KINDS_
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_links_of_every_kind_become_edges(crawled, kind):
-    served, _truth, outcome = crawled
+    served, _, outcome = crawled
     declared = _declared(served, outcome, kind)
     assert declared, f"the site has no {kind} link"
     missing = [edge for edge in declared if edge not in outcome.edges]
@@ -135,7 +135,7 @@ async def test_the_link_matrix_follows_the_rule(crawled):
 
 @needs("scope")
 async def test_nothing_outside_the_scope_is_fetched(crawled):
-    served, _truth, _outcome = crawled
+    served, _, _ = crawled
     assert served.out_of_scope() == []
     assert not [a for a in served.accesses if a.path.startswith(served.site.disallowed)]
 
