@@ -187,3 +187,21 @@ async def test_rankings_match_the_independent_computation(crawled, ranking):
     scores = dict(zip(truth.documents, reference.tolist(), strict=True))
     overlap = top_overlap(scores, getattr(outcome, ranking))
     assert overlap >= 18, f"{ranking}: {overlap} of the top 20 in common"
+
+
+@pytest.mark.parametrize("ranking", ["importance", "interest"])
+async def test_the_daemons_rankings_of_its_own_matrix_are_right(crawled, ranking):
+    """Whatever the matrix, the ranking pass computes it right: networkx and eq. 6–7 on the
+    matrix the daemon ranked give the same vector (so a gap to the truth is the matrix's)."""
+    _, _, outcome = crawled
+    pages = sorted(outcome.matrix_pages)
+    position = {url: i for i, url in enumerate(pages)}
+    edges = [(position[a], position[b]) for a, b in outcome.matrix_edges]
+    if ranking == "importance":
+        reference = importance(len(pages), edges)
+    else:
+        reference = interest(len(pages), edges, [outcome.read.get(url, False) for url in pages])
+    computed = getattr(outcome, ranking)
+    scores = dict(zip(pages, reference.tolist(), strict=True))
+    assert max(abs(computed[url] - value) for url, value in scores.items()) < 1e-6
+    assert top_overlap(scores, computed) == 20
