@@ -141,6 +141,21 @@ async def test_the_server_serves_every_case_and_logs_every_request():
         assert [a.path for a in served.out_of_scope()] == ["/dtd/spec.dtd", "/"]
 
 
+async def test_the_server_answers_conditional_gets_and_compresses_like_a_static_server():
+    async with RealSiteServer(SiteSpec(size=150)) as served, _session(served) as session:
+        url = f"{served.site.origin}/manual/index.html"
+        status, headers, body = await _get(session, url)
+        assert status == 200 and headers["Content-Encoding"] in ("gzip", "deflate")
+        assert body == served.site.responses[url].body  # aiohttp decompressed it
+        etag, modified = headers["ETag"], headers["Last-Modified"]
+        assert (await _get(session, url, headers={"If-None-Match": etag}))[0] == 304
+        assert (await _get(session, url, headers={"If-None-Match": '"other"'}))[0] == 200
+        assert (await _get(session, url, headers={"If-Modified-Since": modified}))[0] == 304
+        png = f"{served.site.origin}/legacy/logo.png"
+        assert "Content-Encoding" not in (await _get(session, png))[1]
+        assert [a.status for a in served.accesses] == [200, 304, 200, 304, 200]
+
+
 async def test_the_resolver_knows_only_the_idna_host():
     async with RealSiteServer(SiteSpec(size=150)) as served:
         resolver = served.resolver()

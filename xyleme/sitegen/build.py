@@ -68,7 +68,9 @@ def build_site(spec: SiteSpec, port: int, offsite_port: int) -> Site:
     portal(ctx, f"{origin}/", sections, vocabularies.svg[2], encodings.umlaut)
     for section in (sphinx, javadoc, mkdocs, vocabularies, blog, encodings):
         section.write()
-    legacy.write([sphinx.entry, mkdocs.entry, javadoc.entry, blog.entry])
+    legacy.write([sphinx.entry, mkdocs.entry, javadoc.entry, blog.entry], mkdocs.pages()[-1])
+    for directory in mkdocs.pages():  # as static servers do: a directory without its slash
+        site.add(directory.rstrip("/"), Response(301, b"", "text/html", (("Location", directory),)))
     sitemaps.write(f"{origin}/guide/sitemap.xml", [mkdocs.entry, *mkdocs.pages()], DISALLOWED)
     _static_files(site, origin)
     _offsite(site)

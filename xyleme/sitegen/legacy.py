@@ -62,8 +62,9 @@ class Legacy:
         self.missing = [f"{origin}/missing/page-{i}.html" for i in range(3)]
         self.private = f"{origin}/private/secret.html"
 
-    def write(self, entries: list[str]) -> None:
-        """Write the pages; the redirects lead to ``entries`` (other sections' entries)."""
+    def write(self, entries: list[str], directory: str) -> None:
+        """Write the pages; the redirects lead to ``entries`` (other sections' entries), the
+        hand-written page names ``directory`` (a directory URL) without its slash."""
         moved = f"{self.origin}/moved/"
         redirects = {
             **{
@@ -90,6 +91,7 @@ class Legacy:
             self.ctx.site.add(url, Response(status, b"", "text/html", (("Location", location),)))
         self._index([url for url in redirects if not url.endswith(("-2", "-3", "-b"))])
         self._odd_suffixes()
+        self._quirks(directory)
         self._forms()
         self._resources()
         for url in self.only_via.values():
@@ -129,6 +131,7 @@ class Legacy:
             a(f"{self.root}base.html", "Base"),
             a(f"{self.root}map.html", "Image map"),
             a(f"{self.root}old-home.html", "Old home (meta refresh)"),
+            a(f"{self.root}quirks.html", "Hand-written HTML"),
             *(a(url, "Moved", style="absolute-path") for url in redirects),
             *(a(url, "Missing") for url in self.missing),
         ]
@@ -163,6 +166,49 @@ class Legacy:
         )
         self._page(refs, body)
         self._simple(self.only_via["html:link-alternate"], "Pages anciennes")
+
+    def _quirks(self, directory: str) -> None:
+        """Hand-written HTML 3.2: upper-case tags, ``&amp;`` in a query, white space around
+        an address, a protocol-relative and an upper-case URL, a space in a path, a
+        directory without its slash (the server redirects), an IIS-style Content-Type."""
+        refs = Refs(self.root + "quirks.html")
+        origin = self.origin.removeprefix("http:")
+        targets = {
+            "query": f"{self.root}show.do?id=7&lang=en",
+            "spaces": f"{self.root}contact.html",
+            "protocol": f"{self.root}protocol-relative.html",
+            "upper": f"{self.root}upper-case.html",
+            "space": f"{self.root}release notes.html",
+            "slashless": directory.rstrip("/"),
+        }
+        for target in targets.values():
+            refs.href(target, "html:a")
+        body = (
+            '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">\n<HTML><HEAD><TITLE>Quirks'
+            "</TITLE></HEAD><BODY BGCOLOR=white><UL>\n"
+            '<LI><A HREF="show.do?id=7&amp;lang=en">English</A>\n'
+            '<LI><A HREF="\n   contact.html  \n">Contact</A>\n'
+            f'<LI><A HREF="{origin}/legacy/protocol-relative.html">Same scheme</A>\n'
+            f'<LI><A HREF="HTTP://{self.origin[7:].upper()}/legacy/upper-case.html">Upper</A>\n'
+            '<LI><A HREF="release notes.html">Release notes</A>\n'
+            f'<LI><A HREF="{refs.spell(targets["slashless"], "absolute-path")}">Guide</A>\n'
+            "</UL><P>\x93Quoted\x94 &copy; 1998</BODY></HTML>\n"
+        )
+        self.ctx.serve(
+            refs,
+            body.encode("latin-1"),
+            'Text/HTML; Charset="windows-1252"',
+            "legacy",
+            is_xml=False,
+        )
+        for name in (
+            "show.do?id=7&lang=en",
+            "contact.html",
+            "protocol-relative.html",
+            "upper-case.html",
+            "release notes.html",
+        ):
+            self._simple(self.root + name, "Reached from hand-written HTML")
 
     def _odd_suffixes(self) -> None:
         for name in ("Default.aspx", "show.do?id=7", "about", "readme.txt"):

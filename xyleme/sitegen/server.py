@@ -1,5 +1,7 @@
 """Serve a generated site on 127.0.0.1, and log every request that reaches it.
 
+It answers as a static web server does: ``ETag`` and ``Last-Modified`` on every page, 304
+to a conditional GET that matches, text and XML compressed when the client accepts it.
 Two listeners: the site's port (its 127.0.0.1 origin and its IDNA host, told apart by the
 Host header) and an *off-scope* port holding the DTD and entity some pages name. The access
 log records each request's method, path as sent, Host header and the port it reached: what
@@ -10,16 +12,22 @@ internet whatever a page links to.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from types import TracebackType
 
 from aiohttp import hdrs, web
 
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.sitegen.build import IDNA_PUNYCODE, SiteSpec, build_site
-from xyleme.sitegen.model import Response, Site, canonical
+from xyleme.sitegen.model import Response, Site, canonical, is_xml_type
 
 LOOPBACK = "127.0.0.1"
+LAST_MODIFIED = "Wed, 01 May 2024 12:00:00 GMT"
+"""Every page's Last-Modified: the generated site never changes."""
+_LAST_MODIFIED_AT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+NOT_FOUND = Response(404, b"<!DOCTYPE html><title>Not Found</title>", "text/html")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,7 @@ class RealSiteServer:
         self.spec = spec or SiteSpec()
         self.site: Site | None = None
         self.accesses: list[Access] = []
+        self._etags: dict[str, str] = {}
         self._runners: list[web.ServerRunner] = []
 
     async def start(self) -> None:
@@ -121,16 +130,47 @@ class RealSiteServer:
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
         host = request.host.lower()
         try:
-            response = self.site.responses.get(canonical(f"http://{host}{request.raw_path}"))
+            key = canonical(f"http://{host}{request.raw_path}")
         except ValueError:
-            response = None
+            key = ""
+        response = self.site.responses.get(key)
         if response is None or (port == self.port) != self.site.in_scope(f"http://{host}/"):
-            response = Response(404, b"<!DOCTYPE html><title>Not Found</title>", "text/html")
-        self.accesses.append(
-            Access(request.method, request.raw_path, request.host, port, response.status)
-        )
+            response = NOT_FOUND
+        headers = dict(response.headers)
+        status, body = response.status, response.body
+        if status == 200:
+            headers.update(self._validators(key, body))
+            if _not_modified(request, headers):
+                status, body = 304, b""
+        self.accesses.append(Access(request.method, request.raw_path, request.host, port, status))
         kind = web.Response if response.content_type is not None else _Untyped
-        answer = kind(status=response.status, body=response.body, headers=dict(response.headers))
+        answer = kind(status=status, body=body, headers=headers)
         if response.content_type is not None:
             answer.headers[hdrs.CONTENT_TYPE] = response.content_type
+            if len(body) > 512 and _textual(response.media_type):
+                answer.enable_compression()  # gzip or deflate, as Accept-Encoding allows
         return answer
+
+    def _validators(self, key: str, body: bytes) -> dict[str, str]:
+        """Last-Modified (the site never changes) and a strong ETag from the body's MD5."""
+        etag = self._etags.get(key)
+        if etag is None:
+            etag = self._etags[key] = f'"{hashlib.md5(body).hexdigest()[:20]}"'
+        return {"ETag": etag, "Last-Modified": LAST_MODIFIED}
+
+
+def _not_modified(request: web.BaseRequest, validators: dict[str, str]) -> bool:
+    """RFC 9110 §13.1: If-None-Match decides when sent, else If-Modified-Since."""
+    if_none_match = request.headers.get(hdrs.IF_NONE_MATCH)
+    if if_none_match is not None:
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return "*" in tags or validators["ETag"] in tags
+    since = request.if_modified_since
+    return since is not None and since >= _LAST_MODIFIED_AT
+
+
+def _textual(media_type: str | None) -> bool:
+    """Whether a static server would compress this type (text and XML, not images)."""
+    return media_type is not None and (
+        media_type.startswith("text/") or is_xml_type(media_type) or media_type.endswith("json")
+    )
