@@ -1,6 +1,9 @@
 """The realistic site itself: deterministic, served as declared, its truth by the rules."""
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import aiohttp
 import numpy as np
@@ -48,6 +51,33 @@ def test_the_same_seed_makes_the_same_site(site):
     other = build_site(SiteSpec(seed=17, size=300), 8000, 8001)
     assert other.responses.keys() == site.responses.keys()  # same plan, other citations
     assert other.links != site.links
+
+
+DIGEST = """
+import hashlib
+from xyleme.sitegen import SiteSpec, build_site, ground_truth
+site = build_site(SiteSpec(seed=16, size=300), 8000, 8001)
+digest = hashlib.md5(repr(ground_truth(site).edges).encode())
+for url, response in site.responses.items():
+    digest.update(url.encode() + response.body + str(response.content_type).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_the_site_is_the_same_in_every_process():
+    """Nothing depends on the hash seed of a process (set iteration, ``hash()``)."""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", DIGEST],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] == runs[1] and len(runs[0]) == 33
 
 
 @pytest.mark.parametrize("size", [150, 600, 2000])
