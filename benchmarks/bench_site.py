@@ -98,7 +98,12 @@ async def measure(size: int, seed: int) -> dict:
         "out_of_scope_fetches": len(out_of_scope),
         "out_of_scope_paths": sorted({f"{a.host}{a.path}" for a in out_of_scope})[:10],
         "stored_links": len(outcome.edges),
+        "matrix_pages": len(outcome.matrix_pages),
+        "matrix_links": len(outcome.matrix_edges),
         "ranked_pages": len(outcome.importance),
+        "daemon_rank_s": round(outcome.seconds - outcome.crawl_seconds, 2),
+        "importance_sweeps": outcome.rank_figures.get("importance_sweeps"),
+        "interest_sweeps": outcome.rank_figures.get("interest_sweeps"),
     }
 
 

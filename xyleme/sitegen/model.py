@@ -9,7 +9,7 @@ pages, so it is independent of the crawler's and the loader's link extraction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from yarl import URL
 
@@ -29,11 +29,6 @@ def canonical(url: str) -> str:
     if parsed.raw_path in ("", "/"):
         parsed = parsed.with_path("/", encoded=True, keep_query=True)
     return str(parsed)
-
-
-def iri_path(path: str) -> str:
-    """``path`` (Unicode allowed) percent-encoded from UTF-8 once, as WHATWG URLs do."""
-    return quote(path, safe="/:@!$&'()*+,;=-._~%?")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,8 @@ def relative(from_url: str, to_url: str) -> str:
 @dataclass
 class Refs:
     """The references of one page: :meth:`href` returns the text to write (attribute-escaped)
-    and records the link it makes; :meth:`dependency` writes one that is no link."""
+    and records the link it makes; :meth:`spell` writes one that is no link (a
+    style sheet, a script, an image: a resource or a dependency)."""
 
     url: str
     links: list[Link] = field(default_factory=list)
