@@ -19,7 +19,7 @@ from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme.cli.repository import create_repository
 from xyleme.commands import RepositoryTarget
-from xyleme.config import Config
+from xyleme.config import Config, ConfigError
 from xyleme.daemon import Daemon
 from xyleme.sitegen.server import RealSiteServer
 
@@ -96,7 +96,11 @@ async def crawl_with_daemon(
 def _config(config: Config, scope: list[str], concurrency: int) -> Config:
     """The site's scope; no politeness delay on loopback; scouting deep enough for any
     path of the site."""
-    return config.replace("daemon", scope=scope).replace(
+    try:
+        config = config.replace("crawler", scope=scope)  # issue 16's scope rules
+    except ConfigError:  # main before issue 16: [daemon] scope, domains only
+        config = config.replace("daemon", scope=scope)
+    return config.replace(
         "crawler",
         min_delay=0.0,
         max_crawl_delay=0.0,
