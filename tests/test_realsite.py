@@ -209,6 +209,28 @@ def test_encoded_pages_hold_their_links_in_their_encoding(site):
     assert site.responses[f"{origin}/intl/utf16.xml"].body[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
+def test_the_specifications_are_valid_against_their_off_scope_dtd(site):
+    """The DTD is real: a crawl that fetched it would validate them (and be out of scope)."""
+    from lxml import etree
+
+    served = {
+        name: site.responses[f"{site.offsite_origin}/{name}"].body
+        for name in ("dtd/spec.dtd", "ent/legal.ent")
+    }
+
+    class OffScope(etree.Resolver):
+        def resolve(self, url, public_id, context):
+            return self.resolve_string(served[url.split("/", 3)[3]], context)
+
+    parser = etree.XMLParser(dtd_validation=True, no_network=True, resolve_entities=True)
+    parser.resolvers.add(OffScope())
+    specs = [url for url, doc in site.documents.items() if doc.style == "spec-offsite-dtd"]
+    for url in specs:
+        tree = etree.fromstring(site.responses[url].body, parser, base_url=url)
+        assert tree.findtext("legal") == "All rights reserved."
+    assert len(specs) >= 3
+
+
 # -- the independent rankings -----------------------------------------------------------------
 
 

@@ -98,11 +98,21 @@ def _static_files(site: Site, origin: str) -> None:
 
 def _offsite(site: Site) -> None:
     """What the off-scope origin would serve: the DTD and entity the specifications name."""
-    dtd = (
-        b"<!ELEMENT spec ANY>\n<!ATTLIST spec status CDATA #IMPLIED>\n"
-        b'<!ENTITY product "Xyleme">\n<!ENTITY company "Xyleme SA">\n'
-        b'<!ENTITY status "draft">\n<!ENTITY nbsp "&#160;">\n'
-    )
+    dtd = b"""<!-- The specifications' grammar: a crawl that fetched it would find them valid. -->
+<!ENTITY product "Xyleme">
+<!ENTITY company "Xyleme SA">
+<!ENTITY status "draft">
+<!ENTITY nbsp "&#160;">
+<!ELEMENT spec (title, p, see*, legal?)>
+<!ATTLIST spec xmlns:xlink CDATA #FIXED "http://www.w3.org/1999/xlink"
+               status CDATA #IMPLIED>
+<!ELEMENT title (#PCDATA)>
+<!ELEMENT p (#PCDATA)>
+<!ELEMENT see (#PCDATA)>
+<!ATTLIST see xlink:type (simple) #FIXED "simple"
+              xlink:href CDATA #REQUIRED>
+<!ELEMENT legal (#PCDATA)>
+"""
     off = site.offsite_origin
     site.add(f"{off}/dtd/spec.dtd", Response(200, dtd, "application/xml-dtd"))
     site.add(

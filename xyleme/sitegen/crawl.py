@@ -41,6 +41,8 @@ class DaemonCrawl:
     """The pages of the rankings' link matrix (§5)."""
     matrix_edges: set[tuple[str, str]] = field(default_factory=set)
     """The rankings' link matrix: (source URL, target URL)."""
+    load_status: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """URL → the loader's status and its detail, for every XML page it saw."""
     importance: dict[str, float] = field(default_factory=dict)
     interest: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
@@ -124,6 +126,8 @@ def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
             (urls[s], urls[d]) for s, d in zip(src.tolist(), dst.tolist(), strict=True)
         )
     _read_matrix(md, urls, outcome)
+    for url_id, (status, detail) in md.statuses(ids).items():
+        outcome.load_status[urls[url_id]] = (status.value, detail)
     for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
         score_ids, values = md.scores(name)
         into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
