@@ -12,6 +12,7 @@ the page's encoding, an IDNA host).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from urllib.parse import quote
 
 from xyleme.sitegen.context import Context
@@ -105,7 +106,7 @@ class Encodings:
     def write(self) -> None:
         refs = Refs(self.entry)
         items = [
-            f'<li><a href="{refs.href(self.root + c.name, "html:a")}">{c.what}</a></li>'
+            f'<li><a href="{refs.href(self.root + c.name, "html:a")}">{escape(c.what)}</a></li>'
             for c in HTML_CASES
         ]
         for name, what in (
@@ -162,7 +163,7 @@ class Encodings:
             )
         body = (
             f"<!DOCTYPE html>\n<html><head>{case.meta}<title>\u201cEncodings\u201d</title>"
-            f"</head><body><p>\u201c{case.what}\u201d</p>\n"
+            f"</head><body><p>\u201c{escape(case.what)}\u201d</p>\n"
             f'<p><a href="{refs.href(target, "html:a")}">{case.target}</a></p>{query}\n'
             "</body></html>\n"
         )
