@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from xyleme.crawler.denylist import DEFAULT_DENIED_SUFFIXES, normalize_suffixes
+
 DEFAULT_USER_AGENT = "xyleme-xyro/0.1 (+https://github.com/xyleme/xyleme/blob/main/docs/crawler.md)"
 
 
@@ -55,6 +57,13 @@ class CrawlerSettings:
     """Bytes read from the wire; a longer body is cut, freed and recorded as ERROR."""
     max_decoded_bytes: int = 40 * 1024 * 1024
     """Bytes a gzip/deflate body may decode to (a bigger one is a decompression bomb)."""
+    max_resource_bytes: int = 1024 * 1024
+    """A resource (a body that is not a document, known from its Content-Type) is hashed up to
+    this many bytes; a bigger one is recorded with its declared size and no MD5, and the
+    connection dropped (a video is not downloaded to be ignored)."""
+    denied_suffixes: tuple[str, ...] = DEFAULT_DENIED_SUFFIXES
+    """URL suffixes never fetched (``jpg``, ``mp4``, ``zip``…: binary media only; a suffix
+    never refuses a page the Content-Type would call a document). Empty: fetch everything."""
     spool_over_bytes: int = 1024 * 1024
     """A decoded body over this many bytes streams to a temporary file, handed to the loader
     as a Path and removed after the load (ARCHITECTURE: large bodies as spooled files)."""
@@ -98,6 +107,7 @@ class CrawlerSettings:
     """Seconds in-flight requests get to finish when the crawler stops."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "denied_suffixes", normalize_suffixes(self.denied_suffixes))
         for field in fields(self):
             value = getattr(self, field.name)
             if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
