@@ -205,12 +205,13 @@ def _decode(data: bytes, encoding: str) -> bytes:
 
 
 def _whatwg_decode_error(error: UnicodeError) -> tuple[str, int]:
-    """Bytes a Python codec refuses but the Encoding Standard maps: windows-125x's five
-    unassigned bytes are the C1 controls of the same value, GB18030's lone 0x80 is €;
+    """Bytes a Python codec refuses but the Encoding Standard maps: the unassigned bytes
+    0x80-0x9F of windows-125x and windows-874 (Python's single-byte codecs all report the
+    codec "charmap") are the C1 controls of the same value, GB18030's lone 0x80 is €;
     anything else is U+FFFD."""
     assert isinstance(error, UnicodeDecodeError)
     byte = error.object[error.start]
-    if error.encoding.startswith(("cp125", "cp874")):
+    if error.encoding == "charmap" and 0x80 <= byte <= 0x9F:
         return chr(byte), error.start + 1
     if error.encoding == "gb18030" and byte == 0x80:
         return "\u20ac", error.start + 1
