@@ -160,9 +160,11 @@ class RecordingSink:
 
     def __init__(self):
         self.loaded: list[str] = []
+        self.headers: dict[str, dict[str, str]] = {}
 
     def load(self, url_id, url, body, headers, fetched_at):
         self.loaded.append(url)
+        self.headers[url] = headers
         return LoadResult(url_id, LoadOutcome.STORED)
 
     def dependency_failed(self, url_id, url, reason):
@@ -273,3 +275,19 @@ async def test_xml_looking_html_is_html_and_a_feed_served_as_html_is_xml(site, m
     )
     assert md.page_by_url(feed).page_type is XML and sink.loaded == [feed]
     assert not any("w3.org" in hit.host for hit in site.hits)
+
+
+async def test_the_loader_reads_a_sniffed_document_by_its_sniffed_type(site, md):
+    # RFC 7303: text/plain's charset (a server default) is not the XML document's encoding
+    xml = "<?xml version='1.0' encoding='utf-8'?><a>\u00e9</a>".encode()
+    sniffed = site.add("a.test", "/data", Page(xml, 200, "text/plain; charset=iso-8859-1"))
+    declared = site.add("a.test", "/decl.xml", Page(xml, 200, "text/xml; charset=utf-8"))
+    sink = RecordingSink()
+    crawler = make_crawler(md, sink=sink)
+    crawler.submit(sniffed)
+    crawler.submit(declared)
+    await crawler.run()
+    assert md.page_by_url(sniffed).page_type is XML
+    assert md.page_by_url(sniffed).content_type == "text/plain; charset=iso-8859-1"
+    assert sink.headers[sniffed]["Content-Type"] == "text/xml"
+    assert sink.headers[declared]["Content-Type"] == "text/xml; charset=utf-8"

@@ -21,6 +21,7 @@ like a DTD (or whose suffix is .dtd, .ent or .mod) is a DTD, which browsers neve
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from metadata import PageType
@@ -201,6 +202,24 @@ def media_type(content_type: str | None) -> str:
 def is_xml_type(essence: str) -> bool:
     """An XML MIME type of the standard: ``text/xml``, ``application/xml`` or ``*/*+xml``."""
     return essence in ("text/xml", "application/xml") or essence.endswith("+xml")
+
+
+def headers_for_loader(headers: Mapping[str, str], kind: Kind | None) -> dict[str, str]:
+    """The response headers the loader reads a document with. When the body, not the
+    Content-Type, made it XML or a DTD, the type it was sniffed as replaces the header: the
+    ``charset`` of a type that is no XML type (``text/plain; charset=iso-8859-1``, a common
+    server default) does not name the document's encoding, its XML declaration does
+    (RFC 7303 §3: only an XML media type's charset applies).
+
+    >>> headers_for_loader({"content-type": "text/plain; charset=iso-8859-1", "ETag": "x"},
+    ...                    Kind(PageType.XML, "text/xml", sniffed=True))
+    {'ETag': 'x', 'Content-Type': 'text/xml'}
+    """
+    copied = dict(headers)
+    if kind is None or not kind.sniffed:
+        return copied
+    kept = {name: value for name, value in copied.items() if name.lower() != "content-type"}
+    return {**kept, "Content-Type": kind.media}
 
 
 def forbids_sniffing(header: str | None) -> bool:

@@ -34,7 +34,14 @@ from loader import LoadOutcome
 from metadata import FetchResult, InvalidURL, Metadata, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
-from xyleme.crawler.content import Kind, classify, declared_kind, forbids_sniffing, media_type
+from xyleme.crawler.content import (
+    Kind,
+    classify,
+    declared_kind,
+    forbids_sniffing,
+    headers_for_loader,
+    media_type,
+)
 from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.fetcher import Body, Fetcher, FetchError, discard_spooled
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
@@ -543,6 +550,7 @@ class Crawler:
         request, result = outcome.request, outcome.result
         result.size = body.size
         result.md5 = body.md5
+        kind = None
         if request.dependency:
             page_type = PageType.DTD  # entities may come as anything: the loader judges
         else:
@@ -569,7 +577,7 @@ class Crawler:
             result.robots = links.directives
             self._take_canonical(outcome, links.follows_links)
         elif self.sink is not None:
-            outcome.body, outcome.headers = body.content, dict(headers)
+            outcome.body, outcome.headers = body.content, headers_for_loader(headers, kind)
         return outcome
 
     async def _resource(
