@@ -39,6 +39,7 @@ _MAYBE_XML_ATTRIBUTE = {"img": "src", "embed": "src", "object": "data"}
 _TAGS = ("a", "area", "frame", "iframe", "link", "base", "meta", "img", "embed", "object")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_HTTP = ("http:", "https:")
 
 DOCUMENT_RELATIONS = frozenset(
     {
@@ -224,8 +225,12 @@ def extract_links(
     extractor = _Extractor(url, url_codec(decoded.encoding), robots_agent)
     extractor.found.encoding = decoded.encoding
     if root is not None:
+        add, take = extractor.add, extractor.take
         for element in root.iter(_TAGS):
-            extractor.take(element)
+            if element.tag == "a":  # most of them: the short way
+                add(element.get("href"), element.get("rel"))
+            else:
+                take(element)
     extractor.found.robots = frozenset(extractor.robots)
     return extractor.found
 
@@ -256,11 +261,11 @@ class _Extractor:
                 self.found.canonical = self._canonical(href)
             if not RESOURCE_RELATIONS.isdisjoint(rel) or DOCUMENT_RELATIONS.isdisjoint(rel):
                 return
-            self._add(href, rel)
+            self.add(href, element.get("rel"))
         elif tag in _LINK_ATTRIBUTE:
-            self._add(element.get(_LINK_ATTRIBUTE[tag]), (element.get("rel") or "").lower().split())
+            self.add(element.get(_LINK_ATTRIBUTE[tag]), element.get("rel"))
         elif _may_be_xml(element):
-            self._add(element.get(_MAYBE_XML_ATTRIBUTE[tag]), ())
+            self.add(element.get(_MAYBE_XML_ATTRIBUTE[tag]), None)
 
     def _base(self, href: str | None) -> None:
         """The first ``<base href>`` sets the base URL (a bad one leaves the page's URL)."""
@@ -268,7 +273,7 @@ class _Extractor:
             return
         self.base_set = True
         href = _clean(href)
-        if _SCHEME.match(href) and not href.lower().startswith(("http:", "https:")):
+        if _SCHEME.match(href) and not href.lower().startswith(_HTTP):
             return
         with contextlib.suppress(InvalidURL, ValueError):
             self.base = canonicalize_url(urljoin(self.url, href), self.codec)
@@ -278,15 +283,16 @@ class _Extractor:
             content = (element.get("content") or "").lower()
             self.robots.update(part.strip() for part in content.split(",") if part.strip())
         elif (element.get("http-equiv") or "").strip().lower() == "refresh":
-            self._add(refresh_url(element.get("content") or ""), ())
+            self.add(refresh_url(element.get("content") or ""), None)
 
-    def _add(self, raw: str | None, rel: list[str] | tuple[()]) -> None:
+    def add(self, raw: str | None, rel: str | None) -> None:
+        """Take the reference ``raw`` as a link (nofollow when ``rel`` says so)."""
         if not raw:
             return
         link = self._canonical(raw)
         if link is None:
             return
-        if "nofollow" in rel:
+        if rel and "nofollow" in rel.lower().split():
             self.found.nofollow.add(link)
         if link not in self.seen:
             self.seen.add(link)
@@ -296,9 +302,9 @@ class _Extractor:
         """The canonical absolute form of a link, or None (noted in ``found.invalid`` if
         bad; a fragment-only reference or another scheme than HTTP(S) is no link at all)."""
         raw = _clean(raw)
-        if not raw or raw.startswith("#"):
+        if not raw or raw[0] == "#":
             return None
-        if _SCHEME.match(raw) and not raw.lower().startswith(("http:", "https:")):
+        if raw[0] != "/" and _SCHEME.match(raw) and not raw.lower().startswith(_HTTP):
             return None
         try:
             return _resolve(self.base, raw, self.codec)
