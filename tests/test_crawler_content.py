@@ -8,13 +8,16 @@ import hashlib
 import pytest
 
 from loader import LoadOutcome, LoadResult
-from metadata import Metadata, PageType
-from metadata.clock import ManualClock
-from tests.crawler_site import Page, Site, SiteResolver
+from metadata import PageType
+from tests import crawler_fixtures
+from tests.crawler_site import Page
 from xyleme.config import ConfigError, config_from_mapping
-from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.crawler import CrawlerSettings, Level
 from xyleme.crawler.content import classify, declared_kind, forbids_sniffing, parse_mime_type
 from xyleme.crawler.denylist import SuffixDenyList
+
+site, md = crawler_fixtures.site, crawler_fixtures.md
+make_crawler = crawler_fixtures.make_crawler
 
 HTML, XML, DTD, RESOURCE = PageType.HTML, PageType.XML, PageType.DTD, PageType.RESOURCE
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -141,20 +144,6 @@ def test_the_default_deny_list_is_binary_media_only_and_configurable():
 # ---------------------------------------------------------------------- crawls
 
 
-@pytest.fixture
-async def site():
-    web = Site()
-    await web.start()
-    yield web
-    await web.stop()
-
-
-@pytest.fixture
-def md(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
-        yield metadata
-
-
 class RecordingSink:
     """The loader's DocumentSink: keeps what it is handed."""
 
@@ -169,18 +158,6 @@ class RecordingSink:
 
     def dependency_failed(self, url_id, url, reason):
         return []
-
-
-def make_crawler(md, sink=None, **settings) -> Crawler:
-    fast = {"min_delay": 0.0, "concurrency": 4, "write_interval": 0.01}
-    return Crawler(
-        md,
-        CrawlerSettings(**{**fast, **settings}),
-        Scope(domains=frozenset({"test"})),
-        clock=md.clock,
-        resolver=SiteResolver(),
-        sink=sink,
-    )
 
 
 async def test_resources_are_recorded_with_type_size_and_md5_and_never_loaded(site, md):

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metadata import InvalidURL, Metadata, canonicalize_url
-from metadata.clock import ManualClock
-from tests.crawler_site import Page, Site, SiteResolver
-from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from metadata import InvalidURL, canonicalize_url
+from tests import crawler_fixtures
+from tests.crawler_site import Page
 from xyleme.crawler.htmlencoding import _ENCODINGS, _LABELS, decode_html, lookup, prescan
 from xyleme.crawler.htmlparse import extract_links
+
+site, md = crawler_fixtures.site, crawler_fixtures.md
 
 # ---------------------------------------------------------------------- labels
 
@@ -160,55 +161,33 @@ def test_each_encoding_case_yields_its_links(name, body, content_type, href):
     assert f"http://a.example{href}" in found.links, (name, found.links, found.encoding)
 
 
-@pytest.fixture
-async def site():
-    web = Site()
-    await web.start()
-    yield web
-    await web.stop()
-
-
-async def test_a_crawl_of_every_encoding_case_reads_every_link(site, tmp_path):
+async def test_a_crawl_of_every_encoding_case_reads_every_link(site, md):
     index = [f"/{name}" for name, *_ in CASES]
     home = site.html("enc.test", "/", index)
     site.html("enc.test", "/p%C3%A4ge", [])
     for name, body, content_type, _ in CASES:
         site.add("enc.test", f"/{name}", Page(body, 200, content_type))
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as md:
-        crawler = Crawler(
-            md,
-            CrawlerSettings(min_delay=0.0, write_interval=0.01, max_scout_depth=2),
-            Scope(domains=frozenset({"test"})),
-            clock=md.clock,
-            resolver=SiteResolver(),
-        )
-        crawler.submit(home)
-        await crawler.run()
-        for name, _, _, href in CASES:
-            page = md.page_by_url(site.url("enc.test", f"/{name}"))
-            children = md.urls_of(md.children(page.url_id).tolist())
-            assert site.url("enc.test", href) in children, (name, children)
-        target = site.url("enc.test", "/p%C3%A4ge")
-        assert md.page_by_url(target).status == 200  # requested as spelled, once
-        assert not any("%C3%83" in url for url in md.urls_of(range(1, md.max_url_id() + 1)))
+    crawler = crawler_fixtures.make_crawler(md, max_scout_depth=2)
+    crawler.submit(home)
+    await crawler.run()
+    for name, _, _, href in CASES:
+        page = md.page_by_url(site.url("enc.test", f"/{name}"))
+        children = md.urls_of(md.children(page.url_id).tolist())
+        assert site.url("enc.test", href) in children, (name, children)
+    target = site.url("enc.test", "/p%C3%A4ge")
+    assert md.page_by_url(target).status == 200  # requested as spelled, once
+    assert not any("%C3%83" in url for url in md.urls_of(range(1, md.max_url_id() + 1)))
 
 
-async def test_a_redirect_to_a_utf8_location_is_encoded_once(site, tmp_path):
+async def test_a_redirect_to_a_utf8_location_is_encoded_once(site, md):
     site.add("r.test", "/old", Page(b"", 301, headers={"Location": "/n\u00e4u"}))
     site.html("r.test", "/n%C3%A4u", [])
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as md:
-        crawler = Crawler(
-            md,
-            CrawlerSettings(min_delay=0.0, write_interval=0.01),
-            Scope(domains=frozenset({"test"})),
-            clock=md.clock,
-            resolver=SiteResolver(),
-        )
-        crawler.submit(site.url("r.test", "/old"))
-        await crawler.run()
-        old = md.page_by_url(site.url("r.test", "/old"))
-        assert md.url_of(old.redirect_to) == site.url("r.test", "/n%C3%A4u")
-        assert md.page_by_url(site.url("r.test", "/n%C3%A4u")).status == 200
+    crawler = crawler_fixtures.make_crawler(md)
+    crawler.submit(site.url("r.test", "/old"))
+    await crawler.run()
+    old = md.page_by_url(site.url("r.test", "/old"))
+    assert md.url_of(old.redirect_to) == site.url("r.test", "/n%C3%A4u")
+    assert md.page_by_url(site.url("r.test", "/n%C3%A4u")).status == 200
 
 
 # ---------------------------------------------------------------------- URL spelling
