@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from loader import LoadOutcome, LoadResult
-from metadata import PageType
+from metadata import PAGE_TYPE_CODE, FetchResult, PageType
 from tests import crawler_fixtures
 from tests.crawler_site import Page
 from xyleme.config import ConfigError, config_from_mapping
@@ -268,3 +268,21 @@ async def test_the_loader_reads_a_sniffed_document_by_its_sniffed_type(site, md)
     assert md.page_by_url(sniffed).content_type == "text/plain; charset=iso-8859-1"
     assert sink.headers[sniffed]["Content-Type"] == "text/xml"
     assert sink.headers[declared]["Content-Type"] == "text/xml; charset=utf-8"
+
+
+def test_resource_is_a_page_type_of_its_own_and_the_older_codes_stay(md):
+    codes = {t.value: c for t, c in PAGE_TYPE_CODE.items()}
+    assert codes == {
+        "HTML": 0,
+        "XML": 1,
+        "DTD": 2,
+        "ERROR": 3,
+        "DEAD": 4,
+        "UNKNOWN": 5,
+        "RESOURCE": 6,
+    }
+    url_id = md.id_for("http://a.test/logo")
+    md.record_fetch(FetchResult(url_id, 1_000_000.0, RESOURCE, 200, md5="ab", size=3))
+    view = md.refresh_view()
+    assert view["type"][view["id"] == url_id].tolist() == [codes["RESOURCE"]]
+    assert md.count_by_type()[RESOURCE] == 1
