@@ -127,6 +127,8 @@ _ENCODINGS: dict[str, tuple[str, str]] = {
 }
 _LABELS = {label: name for name, (_, labels) in _ENCODINGS.items() for label in labels.split()}
 _UTF16 = frozenset({"utf-16be", "utf-16le"})
+# Encodings that read ASCII bytes as something else than ASCII.
+_NOT_ASCII_SAFE = frozenset({*_UTF16, "replacement", "iso-2022-jp"})
 _SPACE = b"\t\n\x0c\r "
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xfe\xff", "utf-16be"), (b"\xff\xfe", "utf-16le"))
 
@@ -193,8 +195,8 @@ def url_codec(encoding: str) -> str:
 
 
 def _decode(data: bytes, encoding: str) -> bytes:
-    if encoding == "utf-8":
-        return data  # the parser reads UTF-8 itself, malformed bytes as U+FFFD
+    if encoding == "utf-8" or (encoding not in _NOT_ASCII_SAFE and data.isascii()):
+        return data  # the parser reads UTF-8 itself (malformed bytes as U+FFFD); ASCII is UTF-8
     if encoding == "replacement":
         return "\ufffd".encode() if data else b""
     if encoding == "x-user-defined":
@@ -229,7 +231,9 @@ def detect(body: bytes) -> str | None:
     """
     sample = body[:_DETECT_BYTES]
     if sample.isascii():
-        if b"\x1b$@" in sample or b"\x1b$B" in sample or b"\x1b(J" in sample:
+        if b"\x1b" in sample and (
+            b"\x1b$@" in sample or b"\x1b$B" in sample or b"\x1b(J" in sample
+        ):
             return "iso-2022-jp"
         return None  # ASCII: the default reads it the same
     try:
@@ -297,6 +301,8 @@ def prescan(data: bytes) -> str | None:
         return "utf-16le"
     if data.startswith(b"\x00<\x00?\x00x"):
         return "utf-16be"
+    if b"charset" not in data.lower():
+        return _xml_encoding(data)  # no <meta> can declare anything: the scan would run out
     try:
         return _scan(data)
     except _Exhausted:
@@ -304,8 +310,12 @@ def prescan(data: bytes) -> str | None:
 
 
 def _scan(data: bytes) -> str | None:
+    """The prescan's loop; only a ``<`` can start anything, so it jumps from one to the next."""
     position = 0
-    while position < len(data):
+    while True:
+        position = data.find(b"<", position)
+        if position < 0:
+            raise _Exhausted
         lowered = data[position : position + 6].lower()
         if lowered.startswith(b"<!--"):
             end = data.find(b"-->", position + 2)
@@ -326,7 +336,6 @@ def _scan(data: bytes) -> str | None:
                 raise _Exhausted
             position = end
         position += 1
-    raise _Exhausted
 
 
 _SPACE_BYTES = tuple(bytes([b]) for b in _SPACE)
