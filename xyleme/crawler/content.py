@@ -20,6 +20,7 @@ like a DTD (or whose suffix is .dtd, .ent or .mod) is a DTD, which browsers neve
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -126,8 +127,11 @@ class MimeType:
     params: dict[str, str]
 
 
+@functools.lru_cache(maxsize=512)
 def parse_mime_type(value: str | None) -> MimeType | None:
     """A Content-Type parsed as the standard's "parse a MIME type" does, or None if invalid.
+
+    Servers send the same few values: answers are remembered (treat them as read-only).
 
     >>> parse_mime_type('Text/HTML; Charset="UTF-8"; q')
     MimeType(essence='text/html', params={'charset': 'UTF-8'})

@@ -108,8 +108,10 @@ document relation (``alternate stylesheet`` is a style sheet)."""
 
 
 # Site-wide links recur on every page: canonicalising costs ~13 µs a URL (yarl), most of a
-# page's parse time, so recent answers are remembered.
+# page's parse time, so recent answers are remembered. A one-argument cache has
+# functools' fast path (the URL is its own key): the common case, a UTF-8 or ASCII query.
 _canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize_url)
+_canonical_encoded = lru_cache(maxsize=1 << 12)(canonicalize_url)
 
 
 def _resolve(base: str, raw: str, codec: str) -> str:
@@ -119,14 +121,16 @@ def _resolve(base: str, raw: str, codec: str) -> str:
     Absolute and root-relative links (most of them) skip ``urljoin``: the origin plus the
     path is the same URL once canonicalised (which also removes dot segments).
     """
-    if codec != "utf-8" and raw.isascii():
-        codec = "utf-8"  # an ASCII query is the same in every encoding: share the cache
     if raw.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
-        return _canonical_cached(raw, codec)
-    if raw[0] == "/" and raw[1:2] != "/":
+        absolute = raw
+    elif raw[0] == "/" and raw[1:2] != "/":
         end = base.find("/", base.find("//") + 2)
-        return _canonical_cached((base if end < 0 else base[:end]) + raw, codec)
-    return _canonical_cached(urljoin(base, raw), codec)
+        absolute = (base if end < 0 else base[:end]) + raw
+    else:
+        absolute = urljoin(base, raw)
+    if codec == "utf-8" or raw.isascii():  # an ASCII query reads the same in every encoding
+        return _canonical_cached(absolute)
+    return _canonical_encoded(absolute, codec)
 
 
 RECORDED_DIRECTIVES = ("noarchive", "nofollow", "noindex")
@@ -301,7 +305,9 @@ class _Extractor:
     def _canonical(self, raw: str) -> str | None:
         """The canonical absolute form of a link, or None (noted in ``found.invalid`` if
         bad; a fragment-only reference or another scheme than HTTP(S) is no link at all)."""
-        raw = _clean(raw)
+        raw = raw.strip(_C0_AND_SPACE)
+        if "\t" in raw or "\n" in raw or "\r" in raw or "\\" in raw:
+            raw = _clean(raw)
         if not raw or raw[0] == "#":
             return None
         if raw[0] != "/" and _SCHEME.match(raw) and not raw.lower().startswith(_HTTP):
