@@ -65,6 +65,7 @@ UTF16_XML = "\ufeff<?xml version='1.0' encoding='UTF-16'?><a/>".encode("utf-16-l
         ("application/octet-stream", "http://a/x", b"<!DOCTYPE html><p>", HTML, "text/html"),
         ("application/octet-stream", "http://a/x", b"<?xml version='1.0'?>", XML, "text/xml"),
         ("application/octet-stream", "http://a/x", PNG, RESOURCE, "image/png"),
+        ("binary/octet-stream", "http://a/x", b"<?xml version='1.0'?>", XML, "text/xml"),
         ("application/octet-stream", "http://a/x", b"GIF89a\x01\x00", RESOURCE, "image/gif"),
         ("application/octet-stream", "http://a/x", b"PK\x03\x04\x14\x00", RESOURCE,
          "application/zip"),

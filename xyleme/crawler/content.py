@@ -5,7 +5,8 @@ the body starts with ``<?xml``; ``text/xml``, ``application/xml`` and every ``+x
 (XHTML, RSS, Atom, SVG…) are XML; the DTD types are DTDs. The body is sniffed, following the
 WHATWG MIME Sniffing standard (https://mimesniff.spec.whatwg.org/, "computed MIME type"),
 only when the type is missing, unparsable or generic: ``unknown/unknown``, ``*/*``,
-``application/octet-stream``, ``text/plain`` (through the standard's text-or-binary rule);
+``application/octet-stream`` (and ``binary/octet-stream``, object stores' default),
+``text/plain`` (through the standard's text-or-binary rule);
 ``X-Content-Type-Options: nosniff`` keeps the declared type. A ``text/html`` body that is a
 feed (``<rss``, ``<feed``, RSS 1.0 ``<rdf:RDF``) is XML (the standard's "mislabeled feed").
 Anything else is a *resource*: recorded with its type, size and MD5, never loaded, kept out
@@ -31,8 +32,16 @@ from xyleme.crawler.denylist import url_suffix
 SNIFF_BYTES = 1445
 """Bytes of a body the sniffing reads (the standard's resource header)."""
 
+# Types that say nothing (binary/octet-stream: object stores' default for an upload).
 _GENERIC = frozenset(
-    {"", "unknown/unknown", "application/unknown", "*/*", "application/octet-stream"}
+    {
+        "",
+        "unknown/unknown",
+        "application/unknown",
+        "*/*",
+        "application/octet-stream",
+        "binary/octet-stream",
+    }
 )
 _DTD_TYPES = frozenset(
     {
