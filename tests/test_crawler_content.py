@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loader import LoadOutcome, LoadResult
 from metadata import PAGE_TYPE_CODE, FetchResult, PageType
@@ -287,3 +289,14 @@ def test_resource_is_a_page_type_of_its_own_and_the_older_codes_stay(md):
     view = md.refresh_view()
     assert view["type"][view["id"] == url_id].tolist() == [codes["RESOURCE"]]
     assert md.count_by_type()[RESOURCE] == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.none(), st.text(max_size=40), st.sampled_from(["text/html", "text/plain"])),
+    st.binary(max_size=64),
+    st.booleans(),
+)
+def test_any_header_and_body_get_a_kind(content_type, head, nosniff):
+    kind = classify(content_type, "http://a/x", head, nosniff=nosniff)
+    assert kind.page_type in (HTML, XML, DTD, RESOURCE) and kind.media

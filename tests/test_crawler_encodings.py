@@ -245,3 +245,24 @@ def test_canonicalising_twice_changes_nothing(tail, encoding):
     assert once.isascii()
     assert canonicalize_url(once) == once
     assert canonicalize_url(once, encoding) == once
+
+
+MARKUP_BYTES = st.lists(
+    st.sampled_from(
+        [b"<", b">", b"<meta", b" charset", b"=", b"'", b'"', b"<!--", b"-->", b"<?xml",
+         b" encoding=", b"utf-16", b"koi8-r", b"content=", b"http-equiv", b"/", b"\x00",
+         b"\xff\xfe", b"\xef\xbb\xbf", b"\xe4", b"\x1b$B", b"a", b" "]
+    ),
+    max_size=40,
+).map(b"".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(MARKUP_BYTES, st.binary(max_size=200)), st.sampled_from([None, "utf-16", "x"]))
+def test_any_bytes_decode_without_an_error(body, charset):
+    decoded = decode_html(body, charset)
+    if decoded.encoding != "utf-8":  # UTF-8 goes to lxml as it came (malformed: U+FFFD)
+        decoded.utf8.decode("utf-8", "surrogatepass")
+    assert decoded.encoding in _ENCODINGS
+    prescan(body[:1024])
+    extract_links(body, "http://a.example/")  # never more than MalformedHTML

@@ -150,7 +150,8 @@ def lookup(label: str | bytes | None) -> str | None:
 class Decoded:
     """An HTML page's text as UTF-8 bytes (what the parser is given), the encoding it was
     read in (its standard name) and the step that decided it (``bom``, ``http``, ``meta``,
-    ``detected`` or ``default``)."""
+    ``detected`` or ``default``). A page read as UTF-8 is passed on as it came: lxml's
+    UTF-8 reader turns its malformed sequences into U+FFFD, as a browser does."""
 
     utf8: bytes
     encoding: str
