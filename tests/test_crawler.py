@@ -12,12 +12,41 @@ import hashlib
 import itertools
 import time
 
+import pytest
+
 from loader import LoadOutcome, LoadResult
-from metadata import PageType
-from tests import crawler_fixtures
-from tests.crawler_site import Page
+from metadata import Metadata, PageType
+from metadata.clock import ManualClock
+from tests.crawler_site import Page, Site, SiteResolver
 from xyleme import signals
-from xyleme.crawler import Level, Scope
+from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+
+FAST = {"min_delay": 0.0, "concurrency": 8, "per_host_concurrency": 2, "write_interval": 0.01}
+
+
+@pytest.fixture
+async def site():
+    web = Site()
+    await web.start()
+    yield web
+    await web.stop()
+
+
+@pytest.fixture
+def md(tmp_path):
+    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
+        yield metadata
+
+
+def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
+    return Crawler(
+        md,
+        CrawlerSettings(**{**FAST, **settings}),
+        scope or Scope(domains=frozenset({"test"})),
+        clock=md.clock,
+        resolver=SiteResolver(),
+        sink=sink,
+    )
 
 
 def children_urls(md, url) -> list[str]:
@@ -30,9 +59,6 @@ def listen(crawler, signal) -> list:
     crawler.signals.connect(signal, heard.append)
     return heard
 
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
-make_crawler = crawler_fixtures.make_crawler
 
 # ---------------------------------------------------------------------- link graph
 
@@ -456,7 +482,7 @@ async def test_a_slow_loader_holds_the_fetchers_back(site, md):
     await crawler.run()
     assert len(sink.loaded) == 40
     # bodies queued for the loader + results queued for the writer + fetches in flight
-    assert max(backlogs) <= 2 + 4 + crawler_fixtures.FAST["concurrency"]
+    assert max(backlogs) <= 2 + 4 + FAST["concurrency"]
 
 
 async def test_without_a_sink_xml_is_stored_with_its_md5(site, md):
