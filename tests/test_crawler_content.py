@@ -88,6 +88,8 @@ UTF16_XML = "\ufeff<?xml version='1.0' encoding='UTF-16'?><a/>".encode("utf-16-l
         ("text/plain", "http://a/doc.dtd", b"<!ELEMENT a ANY>", DTD, "application/xml-dtd"),
         ("application/octet-stream", "http://a/docbook.mod", b"<!-- module -->", DTD,
          "application/xml-dtd"),
+        ("application/octet-stream", "http://a/song.mod", b"M.K.\x00\x01\x02", RESOURCE,
+         "application/octet-stream"),  # an Amiga music module, not a DocBook one
         (None, "http://a/x", b"<?xml encoding='utf-8'?>\n<!-- a DTD -->\n<!ENTITY % p 'x'>",
          DTD, "application/xml-dtd"),
         ("text/plain", "http://a/x", b"  %isolat1;\n<!ATTLIST a b CDATA #IMPLIED>", DTD,

@@ -16,7 +16,8 @@ Where the crawler parts from the standard, and why: a BOM is skipped before the 
 XML signatures (the standard stops at ``text/plain``; a BOM'd XML document is still XML), a
 text body served as ``text/plain`` is sniffed for those signatures (old servers label
 every unknown suffix so, ``.rss`` and ``.xhtml`` included), and a generic body that starts
-like a DTD (or whose suffix is .dtd, .ent or .mod) is a DTD, which browsers never meet.
+like a DTD (or a text one whose suffix is .dtd, .ent or .mod) is a DTD, which browsers never
+meet.
 """
 
 from __future__ import annotations
@@ -287,7 +288,7 @@ def classify(content_type: str | None, url: str, head: bytes, *, nosniff: bool =
         return declared
     if essence == "text/html":
         return _feed_or_html(head)
-    if url_suffix(url) in _DTD_SUFFIXES or _starts_like_dtd(head):
+    if (url_suffix(url) in _DTD_SUFFIXES and _is_text(head)) or _starts_like_dtd(head):
         return Kind(PageType.DTD, "application/xml-dtd", sniffed=True)
     if essence == "text/plain" and not _is_text(head):
         return Kind(PageType.RESOURCE, _binary_type(head), sniffed=True)
