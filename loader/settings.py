@@ -6,7 +6,8 @@ default so a hostile or broken document costs bounded time and memory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 MIB = 1 << 20
 LIBXML2_MAX_DEPTH = 256
@@ -50,6 +51,16 @@ class LoaderSettings:
         How many validity errors are kept with a stored version.
     query_time_limit_seconds, query_max_results
         Defaults of ``xyleme query``: a hard wall-clock limit and a result cap.
+    system_catalog
+        Look public DTDs and entities up in the system's XML catalog (``XML_CATALOG_FILES``,
+        else ``/etc/xml/catalog``) before asking the crawler for them.
+    catalog_files
+        The user's XML catalogs (paths), consulted first; each must be readable.
+    links
+        More linking attributes, by namespace (``""`` for none): ``{namespace: (attribute,
+        ...)}``, an attribute named in Clark notation (``{ns}name``) or plainly. Their values
+        are links, resolved against the element's base URI (``[loader.links]`` in
+        ``xyleme.toml``).
     """
 
     max_document_bytes: int = 256 * MIB
@@ -67,6 +78,9 @@ class LoaderSettings:
     max_validation_errors: int = 5
     query_time_limit_seconds: float = 10.0
     query_max_results: int = 1000
+    system_catalog: bool = True
+    catalog_files: tuple[str, ...] = ()
+    links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         positive = {
