@@ -11,8 +11,12 @@ could not differ from another's, and a catalog answer could not be told from a m
 reader follows the specification's resolution of external identifiers (§7.1.2): ``system``,
 ``rewriteSystem``, ``systemSuffix``, ``delegateSystem``, then ``public`` and
 ``delegatePublic`` (when ``prefer="public"``, or with no system identifier), then
-``nextCatalog``; ``group`` and ``xml:base`` included. Only local files are ever opened:
-an entry that maps to an http(s) URL is ignored.
+``nextCatalog``; ``group`` and ``xml:base`` included. One liberty: a system identifier
+whose delegation finds nothing still lets its public identifier be tried (the specification
+stops there). A catalogued DTD is parsed with its original URL as base, so the modules it
+names by a relative system identifier and a public one (DocBook's ``dbnotnx.mod``) are found
+by the public one. Only local files are ever opened: an entry that maps to an http(s) URL is
+ignored.
 """
 
 from __future__ import annotations
@@ -87,7 +91,8 @@ def _read_entries(uri: str) -> _Entries:
         raise OSError(f"catalog {uri} is not a local file")
     root = etree.parse(str(path), _PARSER).getroot()
     entries = _Entries()
-    _collect(root, path.resolve().as_uri(), root.get("prefer", "public") == "public", entries)
+    base = urljoin(path.resolve().as_uri(), root.get(_XML_BASE) or "")
+    _collect(root, base, root.get("prefer", "public") == "public", entries)
     return entries
 
 
@@ -172,17 +177,22 @@ class Catalog:
         public = _normalize_public(public_id) if public_id else None
         budget = [_MAX_CATALOGS]
         for root in self._roots:
-            found = self._resolve_in(root, public, system_id, budget, set())
+            found = self._resolve_in(root, public, system_id, budget, frozenset())
             if found is not None:
                 return _local_path(found)
         return None
 
     def _resolve_in(
-        self, uri: str, public: str | None, system: str | None, budget: list[int], seen: set[str]
+        self,
+        uri: str,
+        public: str | None,
+        system: str | None,
+        budget: list[int],
+        seen: frozenset[str],
     ) -> str | None:
-        if uri in seen or budget[0] <= 0:
+        if uri in seen or budget[0] <= 0:  # a loop on this chain, or too much work in all
             return None
-        seen.add(uri)
+        seen = seen | {uri}
         budget[0] -= 1
         entries = self._entries(uri)
         if entries is None:
@@ -193,7 +203,9 @@ class Catalog:
                 return found
             delegates = [c for start, c in entries.delegate_system if system.startswith(start)]
             if delegates:
-                return self._delegate(delegates, None, system, budget, seen)
+                found = self._delegate(delegates, None, system, budget, seen)
+                if found is not None:
+                    return found
         if public:
             target = entries.public.get(public)
             if target is not None and _usable(target[0]) and (target[1] or not system):
@@ -232,7 +244,7 @@ class Catalog:
         public: str | None,
         system: str | None,
         budget: list[int],
-        seen: set[str],
+        seen: frozenset[str],
     ) -> str | None:
         """Delegation (§7.1.2 steps 5 and 7): only the delegated catalogs are consulted."""
         for catalog in dict.fromkeys(catalogs):
