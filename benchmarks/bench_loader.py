@@ -49,7 +49,7 @@ from lxml import etree
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loader import Loader, LoaderSettings, LoadOutcome, Validity
-from loader.loading import md5_of
+from loader.bodies import md5_of
 from loader.parsing import parse_tree, safe_parser
 from loader.repository import NewVersion
 from metadata import Metadata, MetadataSettings

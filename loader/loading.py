@@ -24,13 +24,13 @@ documents waiting on it are loaded again.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from loader.batch import BatchReads, DocumentState, PendingWrites
+from loader.bodies import content_type_of, is_dependency_type, md5_of
 from loader.catalog import Catalog, system_catalog_files
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
@@ -44,47 +44,7 @@ from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
 
-_HASH_CHUNK = 1 << 20
 _REMEMBERED_DEPENDENCY_IDS = 4096
-_DEPENDENCY_MEDIA_TYPES = frozenset(
-    {
-        "application/xml-dtd",
-        "application/xml-external-parsed-entity",
-        "text/xml-external-parsed-entity",
-    }
-)
-_DEPENDENCY_SUFFIXES = (".dtd", ".ent", ".mod")
-
-
-def md5_of(body: Body) -> str:
-    """Hex MD5 of a body held in memory or in a file (read in chunks)."""
-    if isinstance(body, bytes):
-        return hashlib.md5(body).hexdigest()
-    digest = hashlib.md5()
-    with open(body, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def path_of(url: str) -> str:
-    """The path of an absolute URL (``urlsplit`` costs more; asked for every document).
-
-    >>> path_of("http://a.test/x/b.dtd?v=2#top"), path_of("http://a.dtd")
-    ('/x/b.dtd', '')
-    """
-    rest = url.partition("#")[0].partition("?")[0]
-    scheme_end = rest.find("://")
-    start = rest.find("/", scheme_end + 3) if scheme_end != -1 else 0
-    return "" if start == -1 else rest[start:]
-
-
-def content_type_of(headers: Mapping[str, str]) -> str | None:
-    """The Content-Type header, whatever the case of its name."""
-    for name, value in headers.items():
-        if name.lower() == "content-type":
-            return value
-    return None
 
 
 class Loader:
@@ -306,10 +266,7 @@ class Loader:
         """
         if url_id in self.cache or state.awaited:
             return True
-        media_type = (content_type or "").partition(";")[0].strip().lower()
-        if media_type in _DEPENDENCY_MEDIA_TYPES:
-            return True
-        return path_of(url).lower().endswith(_DEPENDENCY_SUFFIXES)
+        return is_dependency_type(url, content_type)
 
     def _dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float
