@@ -41,7 +41,8 @@ class LoaderSettings:
     compress_versions
         Compress stored bodies with zstd (about half the size, ~20 us per 5 KB document).
     dependency_timeout_seconds
-        Simulated seconds a document may wait for its DTD, entities or schema before it fails.
+        Simulated seconds a document may wait for its DTD, entities or schema before it is
+        loaded without them (not validated).
     max_links
         Most links kept per document (the paper's Link-Data keeps at most 65,534 children).
     sitemap_max_urls, sitemap_max_bytes

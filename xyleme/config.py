@@ -147,6 +147,12 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         if typing.get_origin(option) is tuple and isinstance(value, list):
             item_type = typing.get_args(option)[0]
             return tuple(_coerce(item, item_type, where) for item in value)
+        if typing.get_origin(option) is Mapping and isinstance(value, Mapping):
+            key_type, value_type = typing.get_args(option)
+            return {
+                _coerce(key, key_type, where): _coerce(item, value_type, f"{where}.{key}")
+                for key, item in value.items()
+            }
         if option is float and isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
         if option in (int, str, bool) and type(value) is option:
@@ -159,6 +165,8 @@ def _type_name(hint: Any) -> str:
         return " or ".join(_type_name(option) for option in typing.get_args(hint))
     if typing.get_origin(hint) is tuple:
         return f"a list of {_type_name(typing.get_args(hint)[0])}"
+    if typing.get_origin(hint) is Mapping:
+        return f"a table of {_type_name(typing.get_args(hint)[1])}"
     return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(
         hint, getattr(hint, "__name__", str(hint))
     )
@@ -234,7 +242,17 @@ def as_dict(config: Config) -> dict[str, dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
     return list(value) if isinstance(value, tuple) else value
+
+
+def _toml_value(value: Any) -> str:
+    """A value in TOML (JSON's, but a table is inline: ``{ "k" = [...] }``)."""
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{json.dumps(key)} = {_toml_value(item)}" for key, item in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    return json.dumps(value)
 
 
 def as_toml(config: Config, *, commented: bool = False) -> str:
@@ -248,7 +266,7 @@ def as_toml(config: Config, *, commented: bool = False) -> str:
         cls = sections()[name]
         lines += ["", f"[{name}]"]
         for key, value in values.items():
-            text = f"{key} = {json.dumps(value)}" if value is not None else f"{key} = (unset)"
+            text = f"{key} = {_toml_value(value)}" if value is not None else f"{key} = (unset)"
             prefix = "# " if commented or value is None else ""
             doc = field_doc(cls, key)
             lines.append(f"{prefix}{text}  # {doc}" if doc else f"{prefix}{text}")
