@@ -48,6 +48,7 @@ _DOCTYPE_SYSTEM_ID = re.compile(
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
 _ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
 _UNDECLARED_ENTITY = frozenset({"WAR_UNDECLARED_ENTITY", "ERR_UNDECLARED_ENTITY"})
+_UNDECLARED_ENTITY_CODES = frozenset(getattr(etree.ErrorTypes, name) for name in _UNDECLARED_ENTITY)
 Result = TypeVar("Result")
 
 
@@ -195,7 +196,7 @@ def _parse_with_validation(
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
-        if not (resolver.unavailable and _only_undeclared_entities(parser.error_log)):
+        if not (resolver.unavailable and _only_undeclared_entities(parser.error_log, error)):
             raise rejection(error, parser.error_log) from None
     parser = make_parser(False, False)
     try:
@@ -204,10 +205,13 @@ def _parse_with_validation(
         raise rejection(error, parser.error_log) from None
 
 
-def _only_undeclared_entities(log: etree._ListErrorLog) -> bool:
-    """Whether a parse failed on undeclared entities alone."""
+def _only_undeclared_entities(log: etree._ListErrorLog, error: etree.XMLSyntaxError) -> bool:
+    """Whether a parse failed on undeclared entities alone (a pull parser keeps no log:
+    then its first error, where it stopped, is all there is)."""
     problems = [e for e in log if e.level >= etree.ErrorLevels.ERROR]
-    return bool(problems) and all(e.type_name in _UNDECLARED_ENTITY for e in problems)
+    if not problems:
+        return error.code in _UNDECLARED_ENTITY_CODES
+    return all(e.type_name in _UNDECLARED_ENTITY for e in problems)
 
 
 @functools.lru_cache(maxsize=8)

@@ -234,6 +234,29 @@ def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
     assert loader.repository.read(doc_id) == body
 
 
+def test_a_streamed_document_whose_dtd_is_off_scope_is_kept_with_its_links(tmp_path, md, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    fetcher = FakeFetcher()
+    loader = Loader(
+        tmp_path / "documents",
+        md,
+        fetcher,
+        clock,
+        settings,
+        in_scope=lambda url: url.startswith("http://xml.test/"),
+    )
+    chapters = b"".join(b'<chapter href="c%d.xml">&ch;</chapter>' % n for n in range(20))
+    body = b'<!DOCTYPE book SYSTEM "http://dtd.test/book.dtd"><book>' + chapters + b"</book>"
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED, result.reason
+    assert result.validity.dtd is Check.NOT_VALIDATED
+    assert (
+        result.validity.reason == "http://dtd.test/book.dtd not available: outside the crawl scope"
+    )
+    assert len(md.links_of(result.url_id)) == 20
+    assert fetcher.requests == []
+
+
 def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock):
     settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
     loader = Loader(tmp_path / "documents", md, fetcher, clock, settings)
