@@ -40,6 +40,7 @@ SYSTEM_CATALOG = "/etc/xml/catalog"
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 _MAX_CATALOGS = 1000  # delegations and next catalogs followed, in all (loops, runaway chains)
 _MAX_ENTRY_BYTES = 16 << 20
+_ANSWERS_KEPT = 4096
 _PARSER = etree.XMLParser(no_network=True, load_dtd=False, resolve_entities=False, huge_tree=False)
 
 
@@ -143,6 +144,7 @@ class Catalog:
         self._lock = threading.Lock()
         self._parsed: dict[str, _Entries | None] = {}
         self._bodies: dict[Path, bytes] = {}
+        self._answers: dict[tuple[str | None, str | None], Path | None] = {}
         self._roots: list[str] = []
         for path in required:
             uri = self._uri(path)
@@ -173,14 +175,29 @@ class Catalog:
             return self._parsed[uri]
 
     def resolve(self, public_id: str | None, system_id: str | None) -> Path | None:
-        """The local file the catalogs map an external identifier to, or None."""
+        """The local file the catalogs map an external identifier to, or None.
+
+        Answers are remembered (misses too): a system catalog holds hundreds of delegations,
+        and every document with a DOCTYPE asks.
+        """
+        key = (public_id, system_id)
+        try:
+            return self._answers[key]
+        except KeyError:
+            pass
         public = _normalize_public(public_id) if public_id else None
         budget = [_MAX_CATALOGS]
+        answer = None
         for root in self._roots:
             found = self._resolve_in(root, public, system_id, budget, frozenset())
             if found is not None:
-                return _local_path(found)
-        return None
+                answer = _local_path(found)
+                break
+        with self._lock:
+            if len(self._answers) >= _ANSWERS_KEPT:
+                self._answers.clear()
+            self._answers[key] = answer
+        return answer
 
     def _resolve_in(
         self,
