@@ -192,10 +192,12 @@ class LinkCollector:
 
     def _element(self, element: etree._Element) -> None:
         """Take the reference attributes of an element (and its text, in a feed)."""
-        rule = self._rules.rule(element.tag)
-        names = rule.names
+        items = element.items()
         base = None
-        for name, value in element.items():
+        if items:  # most elements have none: no rule to look up
+            rule = self._rules.rule(element.tag)
+            names = rule.names
+        for name, value in items:
             if name not in names and name not in _OTHER_REFERENCES:
                 continue
             if base is None:

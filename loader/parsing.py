@@ -220,7 +220,14 @@ def _too_deep_test(max_depth: int) -> etree.XPath:
     return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
 
 
-def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
+def dtds_of(tree: etree._ElementTree) -> tuple[etree.DTD, ...]:
+    """A document's internal and external DTDs, fetched once: lxml copies a DTD each time
+    ``docinfo`` hands it out (an XHTML or DocBook DTD costs tens of µs per copy)."""
+    docinfo = tree.docinfo
+    return tuple(dtd for dtd in (docinfo.internalDTD, docinfo.externalDTD) if dtd is not None)
+
+
+def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> None:
     """Refuse documents whose declared entities expand past the configured limits.
 
     libxml2 already stops excessive amplification while parsing; this adds the loader's own
@@ -228,10 +235,9 @@ def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
     references counted, memoised, stopping as soon as the bound is passed).
     """
     declared: dict[str, str] = {}
-    for dtd in (tree.docinfo.internalDTD, tree.docinfo.externalDTD):
-        if dtd is not None:
-            for entity in dtd.iterentities():
-                declared.setdefault(entity.name, entity.content or "")
+    for dtd in dtds:
+        for entity in dtd.iterentities():
+            declared.setdefault(entity.name, entity.content or "")
     if len(declared) > settings.max_entity_declarations:
         raise EntityExpansionRefused(
             f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
@@ -259,15 +265,14 @@ def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
         expanded(name, ())
 
 
-def _declares_grammar(tree: etree._ElementTree) -> bool:
+def _declares_grammar(dtds: tuple[etree.DTD, ...]) -> bool:
     """Whether the DTDs declare elements (a DOCTYPE that only declares entities has no
     grammar to check)."""
-    dtds = (tree.docinfo.internalDTD, tree.docinfo.externalDTD)
-    return any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds)
+    return any(any(True for _ in dtd.iterelements()) for dtd in dtds)
 
 
-def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
-    if not validated or not _declares_grammar(tree):
+def _dtd_check(dtds: tuple[etree.DTD, ...], validated: bool, errors: list[str]) -> Check:
+    if not validated or not _declares_grammar(dtds):
         return Check.NONE
     return Check.INVALID if errors else Check.VALID
 
@@ -304,12 +309,13 @@ def parse_tree(
     if root is None or resolver.missing:
         return _waiting(resolver, url, body)
     tree = root.getroottree()
-    check_entities(tree, settings)
+    dtds = dtds_of(tree)
+    check_entities(dtds, settings)
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
     collector.tree(root)
-    return _finish(tree, collector, validate, errors, resolver)
+    return _finish(tree, collector, validate, errors, resolver, dtds)
 
 
 def _finish(
@@ -318,6 +324,7 @@ def _finish(
     validated: bool,
     errors: list[str],
     resolver: CacheResolver,
+    dtds: tuple[etree.DTD, ...],
 ) -> ParsedDocument:
     doctype_url = tree.docinfo.system_url
     base = tree.docinfo.URL or collector.document_url
@@ -337,7 +344,7 @@ def _finish(
             doctype_url=dtd_url,
             reason=unavailable_reason(resolver.unavailable),
         )
-    check = _dtd_check(tree, validated, errors)
+    check = _dtd_check(dtds, validated, errors)
     return ParsedDocument(
         tree,
         collector,
@@ -403,9 +410,10 @@ def parse_stream(
     tree, collector = result
     if tree.docinfo.doctype:
         collector.notes.append("DTD not checked on a streamed document")
-    parsed = _finish(tree, collector, False, [], resolver)
+    dtds = dtds_of(tree)
+    parsed = _finish(tree, collector, False, [], resolver, dtds)
     parsed.streamed = True
-    if parsed.dtd is not Check.NOT_VALIDATED and _declares_grammar(tree):
+    if parsed.dtd is not Check.NOT_VALIDATED and _declares_grammar(dtds):
         parsed.dtd = Check.STREAMED
     return parsed
 
@@ -431,7 +439,7 @@ class _StreamState:
                     )
                 if not self.started:
                     self.started = True
-                    check_entities(node.getroottree(), self.settings)
+                    check_entities(dtds_of(node.getroottree()), self.settings)
                     collector.root(node)
             elif event == "end":
                 self.depth -= 1
