@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from loader.catalog import Catalog
+from loader.dtds import DtdFacts
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +192,7 @@ class CacheResolver(etree.Resolver):
         # the parsers built on this resolver, by (validate, encoding, entities): a parser used
         # again saves ~6 us per document over a new one (libxml2's parser context is kept)
         self.parsers: dict[tuple[bool, str | None, bool], etree.XMLParser] = {}
+        self.dtd_facts = DtdFacts()
 
     def reset(self) -> None:
         """Forget what the last parse found (before this resolver serves another one)."""
@@ -198,6 +200,15 @@ class CacheResolver(etree.Resolver):
         self.used = []
         self.unavailable = {}
         self.catalogued = set()
+
+    def served(self) -> tuple:
+        """What this parse was served (identifies an external DTD as read)."""
+        return (
+            self.cache.generation,
+            tuple(self.used),
+            tuple(sorted(self.catalogued)),
+            tuple(sorted(self.unavailable.items())),
+        )
 
     def resolve(self, system_url, public_id, context):
         try:

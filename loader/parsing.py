@@ -25,6 +25,7 @@ from typing import TypeVar
 from lxml import etree
 
 from loader.dependencies import CacheResolver
+from loader.dtds import check_entities, declares_grammar, dtds_of
 from loader.encoding import EncodingChoice, choose_encoding
 from loader.errors import (
     DocumentRejected,
@@ -45,8 +46,8 @@ _ENCODING_ERRORS = frozenset(
 _DOCTYPE_SYSTEM_ID = re.compile(
     rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
 )
+_INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[")
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
-_ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
 _UNDECLARED_ENTITY = frozenset({"WAR_UNDECLARED_ENTITY", "ERR_UNDECLARED_ENTITY"})
 _UNDECLARED_ENTITY_CODES = frozenset(getattr(etree.ErrorTypes, name) for name in _UNDECLARED_ENTITY)
 Result = TypeVar("Result")
@@ -220,59 +221,21 @@ def _too_deep_test(max_depth: int) -> etree.XPath:
     return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
 
 
-def dtds_of(tree: etree._ElementTree) -> tuple[etree.DTD, ...]:
-    """A document's internal and external DTDs, fetched once: lxml copies a DTD each time
-    ``docinfo`` hands it out (an XHTML or DocBook DTD costs tens of µs per copy)."""
+def _external_key(
+    tree: etree._ElementTree, url: str, resolver: CacheResolver, head: bytes
+) -> tuple | None:
+    """What identifies the external DTD a document was parsed with, for
+    :class:`loader.dtds.DtdFacts`: its identifiers and what the resolver served for it.
+    None when there is none, or when an internal subset may change how it reads."""
     docinfo = tree.docinfo
-    return tuple(dtd for dtd in (docinfo.internalDTD, docinfo.externalDTD) if dtd is not None)
+    system = docinfo.system_url
+    if not system or _INTERNAL_SUBSET.search(head, 0, _DOCTYPE_WINDOW):
+        return None
+    return (docinfo.public_id, absolute_http_url(url, system) or system, resolver.served())
 
 
-def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> None:
-    """Refuse documents whose declared entities expand past the configured limits.
-
-    libxml2 already stops excessive amplification while parsing; this adds the loader's own
-    bounds: the number of entity declarations and the expanded size of each entity (nested
-    references counted, memoised, stopping as soon as the bound is passed).
-    """
-    declared: dict[str, str] = {}
-    for dtd in dtds:
-        for entity in dtd.iterentities():
-            declared.setdefault(entity.name, entity.content or "")
-    if len(declared) > settings.max_entity_declarations:
-        raise EntityExpansionRefused(
-            f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
-        )
-    limit = settings.max_entity_expansion_bytes
-    sizes: dict[str, int] = {}
-
-    def expanded(name: str, trail: tuple[str, ...]) -> int:
-        if name in sizes:
-            return sizes[name]
-        if name in trail:
-            raise EntityExpansionRefused(f"entity {name!r} refers to itself")
-        text = declared.get(name, "")
-        size = len(text)
-        for reference in _ENTITY_REFERENCE.finditer(text):
-            size += expanded(reference.group(1), (*trail, name)) - len(reference.group(0))
-            if size > limit:
-                raise EntityExpansionRefused(
-                    f"entity {name!r} expands past {limit} bytes (billion laughs?)"
-                )
-        sizes[name] = size
-        return size
-
-    for name in declared:
-        expanded(name, ())
-
-
-def _declares_grammar(dtds: tuple[etree.DTD, ...]) -> bool:
-    """Whether the DTDs declare elements (a DOCTYPE that only declares entities has no
-    grammar to check)."""
-    return any(any(True for _ in dtd.iterelements()) for dtd in dtds)
-
-
-def _dtd_check(dtds: tuple[etree.DTD, ...], validated: bool, errors: list[str]) -> Check:
-    if not validated or not _declares_grammar(dtds):
+def _dtd_check(grammar: bool, validated: bool, errors: list[str]) -> Check:
+    if not validated or not grammar:
         return Check.NONE
     return Check.INVALID if errors else Check.VALID
 
@@ -309,13 +272,12 @@ def parse_tree(
     if root is None or resolver.missing:
         return _waiting(resolver, url, body)
     tree = root.getroottree()
-    dtds = dtds_of(tree)
-    check_entities(dtds, settings)
+    grammar = resolver.dtd_facts.check(tree, _external_key(tree, url, resolver, body), settings)
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
     collector.tree(root)
-    return _finish(tree, collector, validate, errors, resolver, dtds)
+    return _finish(tree, collector, validate, errors, resolver, grammar)
 
 
 def _finish(
@@ -324,7 +286,7 @@ def _finish(
     validated: bool,
     errors: list[str],
     resolver: CacheResolver,
-    dtds: tuple[etree.DTD, ...],
+    grammar: bool,
 ) -> ParsedDocument:
     doctype_url = tree.docinfo.system_url
     base = tree.docinfo.URL or collector.document_url
@@ -344,7 +306,7 @@ def _finish(
             doctype_url=dtd_url,
             reason=unavailable_reason(resolver.unavailable),
         )
-    check = _dtd_check(dtds, validated, errors)
+    check = _dtd_check(grammar, validated, errors)
     return ParsedDocument(
         tree,
         collector,
@@ -410,10 +372,9 @@ def parse_stream(
     tree, collector = result
     if tree.docinfo.doctype:
         collector.notes.append("DTD not checked on a streamed document")
-    dtds = dtds_of(tree)
-    parsed = _finish(tree, collector, False, [], resolver, dtds)
+    parsed = _finish(tree, collector, False, [], resolver, False)
     parsed.streamed = True
-    if parsed.dtd is not Check.NOT_VALIDATED and _declares_grammar(dtds):
+    if parsed.dtd is not Check.NOT_VALIDATED and declares_grammar(dtds_of(tree)):
         parsed.dtd = Check.STREAMED
     return parsed
 

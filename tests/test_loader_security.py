@@ -141,6 +141,32 @@ def test_configured_entity_count_limit(tmp_path, md, fetcher):
     assert "5 entity declarations" in result.reason
 
 
+def test_a_shared_external_dtd_is_judged_for_every_document(tmp_path, md, fetcher):
+    """The verdicts on a shared DTD are remembered (lxml copies a DTD to show it), but a
+    refusal is not, and an internal subset that may change how it reads is judged apart."""
+    loader = make_loader(tmp_path, md, fetcher, max_entity_declarations=3)
+    dtd_url = "http://xml.test/many.dtd"
+    dtd = b"".join(b'<!ENTITY e%d "x">' % n for n in range(3)) + b"<!ELEMENT r ANY>"
+    loader.load(md.id_for(dtd_url), dtd_url, dtd, {}, 0.0)
+    body = b'<!DOCTYPE r SYSTEM "many.dtd"><r>&e1;</r>'
+    for n in range(2):
+        url = f"http://xml.test/ok{n}.xml"
+        result = loader.load(md.id_for(url), url, body, {}, 0.0)
+        assert result.validity.dtd.value == "valid"
+    more = body.replace(b'"many.dtd">', b'"many.dtd" [<!ENTITY extra "y">]>')
+    for n in range(2):
+        url = f"http://xml.test/over{n}.xml"
+        result = loader.load(md.id_for(url), url, more, {}, 0.0)
+        assert result.outcome is LoadOutcome.FAILED
+        assert "4 entity declarations, more than 3" in result.reason
+    bigger = dtd + b'<!ENTITY e9 "x">'
+    loader.load(md.id_for(dtd_url), dtd_url, bigger, {}, 1.0)  # refreshed: judged again
+    result = loader.load(
+        md.id_for("http://xml.test/ok2.xml"), "http://xml.test/ok2.xml", body, {}, 1.0
+    )
+    assert result.outcome is LoadOutcome.FAILED
+
+
 def test_dtd_outside_the_crawl_scope_is_never_asked_for(tmp_path, md, fetcher):
     loader = Loader(
         tmp_path / "documents",
