@@ -214,12 +214,16 @@ class Loader:
             self.cache.fail(url_id, url, reason, self.clock.now())
         return self._retry_waiters(self.metadata.waiting_on(url_id), f"{url}: {reason}")
 
-    def _retry_waiters(self, waiters: list[int], reason: str) -> list[LoadResult]:
-        """Load waiting documents again; one whose body is not parked here fails."""
+    def _retry_waiters(
+        self, waiters: list[int], reason: str, *, give_up: bool = False
+    ) -> list[LoadResult]:
+        """Load waiting documents again (one may still wait for another dependency); one
+        whose body is not parked here fails, and so does one that ``give_up`` says has
+        waited enough and still waits."""
         results = []
         for waiter in waiters:
             result = self.retry(waiter)
-            if result is None or result.outcome is LoadOutcome.WAITING:
+            if result is None or (give_up and result.outcome is LoadOutcome.WAITING):
                 result = self._fail(waiter, DependencyFailed(f"dependency {reason}"))
             results.append(result)
         return results
@@ -241,7 +245,7 @@ class Loader:
                 if dependency_id is not None and self.cache.get(dependency_id) is None:
                     self.cache.fail(dependency_id, url, reason, now)
             waited = ", ".join(parked.waiting_for)
-            results += self._retry_waiters([parked.url_id], f"{waited}: {reason}")
+            results += self._retry_waiters([parked.url_id], f"{waited}: {reason}", give_up=True)
         return results
 
     def retry(self, url_id: int) -> LoadResult | None:

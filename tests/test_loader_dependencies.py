@@ -160,6 +160,24 @@ def test_a_document_whose_dtd_cannot_be_fetched_is_kept_with_its_links(loader, m
     assert "version 1 revalidated: invalid" in result.notes[0]
 
 
+def test_one_dependency_failing_leaves_the_document_waiting_for_the_others(loader, md):
+    first, second = "http://xml.test/books/a.ent", "http://xml.test/books/b.ent"
+    body = (
+        b'<!DOCTYPE r [<!ENTITY a SYSTEM "a.ent"><!ENTITY b SYSTEM "b.ent">]>'
+        b'<r><x href="one.xml"/>&a;&b;</r>'
+    )
+    doc_id = md.id_for(DOC)
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).waiting_for == (first, second)
+    [still] = loader.dependency_failed(md.id_for(first), first, "HTTP 404")
+    assert still.outcome is LoadOutcome.WAITING
+    assert still.waiting_for == (second,)
+    [notes] = deliver(loader, md, second, b"<y/>").notes
+    assert notes == f"{DOC}: stored"
+    stored = loader.repository.latest(doc_id).validity
+    assert (stored.dtd, stored.reason) == (Check.NOT_VALIDATED, f"{first} not available: HTTP 404")
+    assert md.links_of(doc_id) == ["http://xml.test/books/one.xml"]
+
+
 def test_a_document_that_is_not_well_formed_is_still_refused(loader, md):
     loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
     result = loader.load(md.id_for(DOC), DOC, VALID.replace(b"</book>", b"</bok>"), {}, 1.0)
