@@ -28,6 +28,7 @@ import hashlib
 import html.entities
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import Callable
@@ -67,16 +68,27 @@ class DependencyCache:
     this cache only keeps the bodies the resolver serves. The URL-Ids cached are listed once
     and kept in memory (asked for every document loaded), like the bodies read: the loader
     of a repository is its only writer.
+
+    It also remembers the dependencies that could not be had (:meth:`fail`); such a failure
+    holds for ``retry_after`` seconds of ``now``'s clock, after which the dependency may be
+    asked for again (a timeout or a 503 need not be final).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        now: Callable[[], float] | None = None,
+        retry_after: float = math.inf,
+    ) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._cached = {int(body.stem) for body in self.folder.glob("*.body")}
-        self._failures = {
-            int(path.stem): json.loads(path.read_bytes())["reason"]
-            for path in self.folder.glob("*.failed")
-        }
+        self._failures: dict[int, tuple[str, float]] = {}
+        for path in self.folder.glob("*.failed"):
+            info = json.loads(path.read_bytes())
+            self._failures[int(path.stem)] = (info["reason"], info["at"])
+        self._now = now
+        self._retry_after = retry_after
         self._ids_by_url: dict[str, int] | None = None
         self._bodies: dict[int, bytes] = {}
         self.generation = 0  # bumped by every put: what was compiled from the cache is stale
@@ -104,12 +116,19 @@ class DependencyCache:
         later replaces the failure (:meth:`put`)."""
         info = {"url": url, "reason": reason, "at": at}
         write_atomically(self.folder / f"{url_id}.failed", json.dumps(info).encode())
-        self._failures[url_id] = reason
+        self._failures[url_id] = (reason, at)
         self.generation += 1
 
     def failure(self, url_id: int) -> str | None:
-        """Why a dependency could not be had (None if it was not known to fail)."""
-        return self._failures.get(url_id)
+        """Why a dependency could not be had (None if it was not known to fail, or if its
+        failure is old enough to ask for it again)."""
+        failed = self._failures.get(url_id)
+        if failed is None:
+            return None
+        reason, at = failed
+        if self._now is not None and self._now() - at >= self._retry_after:
+            return None
+        return reason
 
     def md5(self, url_id: int) -> str | None:
         """The MD5 of a cached dependency's body (None when it is not cached)."""

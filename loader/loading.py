@@ -91,7 +91,9 @@ class Loader:
             file_threshold_bytes=self.settings.stream_threshold_bytes,
             compress=self.settings.compress_versions,
         )
-        self.cache = DependencyCache(folder / "dependencies")
+        self.cache = DependencyCache(
+            folder / "dependencies", clock.now, self.settings.dependency_timeout_seconds
+        )
         self.catalog = Catalog(
             system_catalog_files() if self.settings.system_catalog else (),
             required=self.settings.catalog_files,

@@ -42,7 +42,8 @@ class LoaderSettings:
         Compress stored bodies with zstd (about half the size, ~20 us per 5 KB document).
     dependency_timeout_seconds
         Simulated seconds a document may wait for its DTD, entities or schema before it is
-        loaded without them (not validated).
+        loaded without them (not validated); also how long a dependency that could not be
+        had counts as unavailable before it is asked for again.
     max_links
         Most links kept per document (the paper's Link-Data keeps at most 65,534 children).
     sitemap_max_urls, sitemap_max_bytes

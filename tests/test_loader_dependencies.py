@@ -135,6 +135,10 @@ def test_a_document_whose_dtd_never_comes_is_stored_not_validated(loader, md, cl
     later = loader.load(md.id_for(other), other, VALID, {}, 1000.0)
     assert later.validity.dtd is Check.NOT_VALIDATED
     assert fetcher.urls == [DTD]
+    clock.advance(loader.settings.dependency_timeout_seconds)  # a failure is not forever
+    third = "http://xml.test/books/third.xml"
+    assert loader.load(md.id_for(third), third, VALID, {}, 1000.0).waiting_for == (DTD,)
+    assert fetcher.urls == [DTD, DTD]
 
 
 @pytest.mark.parametrize("reason", ["HTTP 404", "refused by robots.txt", "timeout"])
