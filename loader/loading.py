@@ -13,13 +13,12 @@ The loader types a page ERROR when it refuses it, DTD when it is a dependency, a
 it loads it for the first time or after a failure (a page already LOADED was typed XML then,
 and the crawler's fetch records keep it so): one Status-Data read spares a write per refresh.
 
-Any refusal becomes data: the page is typed ERROR with a reason naming the line and column,
-its status is FAILED, and the previous good version stays in the repository. Only a document
-that is not well-formed (or breaks a limit) is refused: one whose DTD, entities or schema
-cannot be had (off-scope, 404, robots.txt, timeout, too large) is stored ``not validated``
-with the reason, and its links are followed (issue 16). A body that arrives for a URL the
-loader asked for (or already caches) is a dependency: it is cached, typed DTD, and the
-documents waiting on it are loaded again.
+A refusal (not well-formed, or past a limit) becomes data: the page is typed ERROR with a
+reason naming the line and column, its status is FAILED, and the previous good version stays.
+A document whose DTD, entities or schema cannot be had (off-scope, 404, robots.txt, timeout,
+too large) is stored ``not validated`` with the reason, links and all (issue 16). A body the
+loader asked for (or already caches) is a dependency: cached, typed DTD, and the documents
+waiting on it are loaded again.
 """
 
 from __future__ import annotations
@@ -143,13 +142,10 @@ class Loader:
 
     def load_many(self, fetched: Iterable[FetchedBody]) -> list[LoadResult]:
         """Load a batch of ``(url_id, url, body, headers, fetched_at)``, as :meth:`load`
-        does each, with the batch's writes made together at its end.
-
-        The metadata writes of the documents stored or unchanged (children, type, status)
-        commit in one transaction, then their versions in one transaction of the
+        does each, with the batch's writes made together at its end: the metadata writes
+        (children, type, status) in one transaction, then the versions in one of the
         repository. A refusal, a parked document or a dependency writes what is pending
-        first, then its own writes at once. Nothing of the batch is visible to other
-        readers before it ends; the results are those :meth:`load` would give.
+        first, then its own writes at once; the results are those :meth:`load` would give.
         """
         fetched = list(fetched)
         with self._batch() as pending:
@@ -217,16 +213,15 @@ class Loader:
         return self._retry_waiters(self.metadata.waiting_on(url_id), f"{url}: {reason}")
 
     def _retry_waiters(
-        self, waiters: list[int], reason: str, *, give_up: bool = False
+        self, waiters: list[int], why: str, give_up: bool = False
     ) -> list[LoadResult]:
         """Load waiting documents again (one may still wait for another dependency); one
-        whose body is not parked here fails, and so does one that ``give_up`` says has
-        waited enough and still waits."""
+        not parked here fails, as does one still waiting when ``give_up``."""
         results = []
         for waiter in waiters:
             result = self.retry(waiter)
             if result is None or (give_up and result.outcome is LoadOutcome.WAITING):
-                result = self._fail(waiter, DependencyFailed(f"dependency {reason}"))
+                result = self._fail(waiter, DependencyFailed(f"dependency {why}"))
             results.append(result)
         return results
 
@@ -247,7 +242,7 @@ class Loader:
                 if dependency_id is not None and self.cache.get(dependency_id) is None:
                     self.cache.fail(dependency_id, url, reason, now)
             waited = ", ".join(parked.waiting_for)
-            results += self._retry_waiters([parked.url_id], f"{waited}: {reason}", give_up=True)
+            results += self._retry_waiters([parked.url_id], f"{waited}: {reason}", True)
         return results
 
     def retry(self, url_id: int) -> LoadResult | None:
