@@ -11,6 +11,7 @@ import click
 from metadata import Metadata, MetadataError
 from xyleme import signals
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import settings_errors
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 
 DATABASE = "metadata.db"
@@ -63,12 +64,13 @@ def crawl(
     what was fetched is committed.
     """
     path = repo_path(ctx) / DATABASE
-    settings = CrawlerSettings(
-        concurrency=concurrency,
-        per_host_concurrency=per_host,
-        min_delay=delay,
-        max_scout_depth=max_depth,
-    )
+    with settings_errors(CrawlerSettings):
+        settings = CrawlerSettings(
+            concurrency=concurrency,
+            per_host_concurrency=per_host,
+            min_delay=delay,
+            max_scout_depth=max_depth,
+        )
     scope = Scope(frozenset(hosts), frozenset(domains), tuple(prefixes), frozenset(deny))
     try:
         with Metadata.open(path) as md:

@@ -19,6 +19,7 @@ import click
 from metadata import Metadata, MetadataError
 from xyleme import commands, export
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import InputError
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
 from xyleme.progress import queues_text
@@ -46,7 +47,7 @@ def effective_config(repository: Path, config_file: Path | None) -> Config:
             return load_config(config_file, required=True)
         return load_config(repository / CONFIG_FILE)
     except ConfigError as error:
-        raise click.ClickException(str(error)) from None
+        raise InputError(str(error)) from None
 
 
 def config_option(function: Any) -> Any:

@@ -19,9 +19,10 @@ import click
 
 from metadata import Metadata
 from ranking.liverank_errors import LiveRankError
+from ranking.liverank_settings import LiveRankSettings
 from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
-from xyleme.cli.errors import repository_errors
+from xyleme.cli.errors import repository_errors, settings_errors
 from xyleme.cli.ops import hand_to_daemon, holding, report
 from xyleme.cli.params import liverank_options
 from xyleme.cli.repository import DATABASE
@@ -102,7 +103,8 @@ def recheck_command(
     """
     request = RecheckRequest(strategy, sample, sample_kind, seed, budget, method, concurrency)
     try:
-        request.liverank_settings()
+        with settings_errors(LiveRankSettings):
+            request.liverank_settings()
     except (LiveRankError, ValueError) as error:
         raise click.BadParameter(str(error)) from None
     repository = repo_path(ctx)
@@ -110,9 +112,10 @@ def recheck_command(
         if not held:
             report(hand_to_daemon(repository, "recheck", request.as_args()), as_json)
             return
-        crawler_settings = CrawlerSettings(
-            concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
-        )
+        with settings_errors(CrawlerSettings):
+            crawler_settings = CrawlerSettings(
+                concurrency=concurrency, per_host_concurrency=per_host, min_delay=delay
+            )
         figures = _run_directly(
             repository / DATABASE, request, crawler_settings, simweb_port, quiet=as_json
         )
