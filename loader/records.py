@@ -43,10 +43,13 @@ class Validity:
 
     @property
     def verdict(self) -> str:
-        """``valid``, ``not validated: <reason>`` or ``invalid: <first error>``."""
+        """``valid``, ``invalid: <first error>`` (a check that failed says more than one that
+        could not be made) or ``not validated: <reason>``."""
+        if Check.INVALID in (self.dtd, self.schema):
+            return f"invalid: {self.errors[0]}"
         if Check.NOT_VALIDATED in (self.dtd, self.schema):
             return f"not validated: {self.reason}"
-        return "valid" if self.valid else f"invalid: {self.errors[0]}"
+        return "valid"
 
     def as_dict(self) -> dict:
         data = {"dtd": self.dtd.value, "schema": self.schema.value, "errors": list(self.errors)}

@@ -343,3 +343,15 @@ def test_a_refreshed_dtd_that_needs_an_entity_leaves_the_validity_and_says_why(l
     refreshed = deliver(loader, md, DTD, with_entity, at=2000.0)
     assert refreshed.notes == (f"{DOC}: not revalidated: needs {ENTITY}",)
     assert loader.repository.latest(doc_id).validity.dtd is Check.VALID
+
+
+def test_the_verdict_prefers_a_failed_check_to_one_that_could_not_be_made():
+    from loader import Validity
+
+    both = Validity(Check.INVALID, Check.NOT_VALIDATED, ("no title (line 1)",), "x.xsd: 404")
+    assert both.verdict == "invalid: no title (line 1)"
+    missing = Validity(Check.VALID, Check.NOT_VALIDATED, (), "x.xsd not available: HTTP 404")
+    assert missing.verdict == "not validated: x.xsd not available: HTTP 404"
+    assert not missing.valid
+    assert Validity.from_dict(missing.as_dict()) == missing
+    assert Validity(Check.VALID).verdict == "valid"
