@@ -34,14 +34,22 @@ from loader import LoadOutcome
 from metadata import FetchResult, InvalidURL, Metadata, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
-from xyleme.crawler.content import classify, refused_before_body
+from xyleme.crawler.content import (
+    Kind,
+    classify,
+    declared_kind,
+    forbids_sniffing,
+    headers_for_loader,
+    media_type,
+)
+from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.fetcher import Body, Fetcher, FetchError, discard_spooled
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
 from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
-from xyleme.crawler.scope import Scope, unwanted_suffix_reason
+from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
@@ -59,7 +67,7 @@ log = logging.getLogger(__name__)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
-_CONTENT_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD})
+_CONTENT_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD, PageType.RESOURCE})
 SEEN_FILE = "crawler-seen.u64"
 """The saved seen-URL table, next to metadata.db (8 bytes per slot, see SeenURLs)."""
 _UNRECORDED = object()  # a fetch the metadata refused: no event follows it
@@ -171,6 +179,7 @@ class Crawler:
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
         self._traps = TrapGuard.from_settings(settings)
+        self._suffixes = SuffixDenyList(frozenset(settings.denied_suffixes))
         self.scope = scope if scope is not None else Scope(settings.scope)
         self._budget = HostBudget(settings.host_page_budget)
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
@@ -280,7 +289,7 @@ class Crawler:
         """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
         reason = self.scope.refusal(url) or self._traps.refusal(url)
         if reason is None and not dependency:
-            reason = unwanted_suffix_reason(url)
+            reason = self._suffixes.refusal(url)
         return reason
 
     def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
@@ -536,9 +545,10 @@ class Crawler:
             if not 200 <= status < 300:
                 kind = "http_5xx" if status >= 500 else "http_other"
                 return self._failed(request, result, f"HTTP {status}", kind), None
-            refusal = refused_before_body(result.content_type)
-            if refusal is not None and not request.dependency:
-                return self._failed(request, result, refusal, "content_type"), None
+            nosniff = forbids_sniffing(response.headers.get("X-Content-Type-Options"))
+            kind = declared_kind(result.content_type, nosniff=nosniff)
+            if kind is not None and not kind.is_document and not request.dependency:
+                return await self._resource(request, result, response, kind), None
             body, wire = await self.fetcher.read_body(
                 response,
                 settings.max_body_bytes,
@@ -558,18 +568,25 @@ class Crawler:
         for the loader stays in ``outcome.body`` (whoever clears that removes its file)."""
         request, result = outcome.request, outcome.result
         result.size = body.size
+        result.md5 = body.md5
+        kind = None
         if request.dependency:
             page_type = PageType.DTD  # entities may come as anything: the loader judges
         else:
-            page_type = classify(result.content_type, request.url, body.head)
-            if page_type is None:
-                reason = "unwanted content (neither HTML nor XML)"
-                return self._failed(request, result, reason, "content_type")
+            nosniff = forbids_sniffing(headers.get("X-Content-Type-Options"))
+            kind = classify(result.content_type, request.url, body.head, nosniff=nosniff)
+            if not kind.is_document:
+                return self._as_resource(request, result, kind)
+            page_type = kind.page_type
         result.page_type = page_type
-        result.md5 = body.md5
         if page_type is PageType.HTML:
             try:
-                links = extract_links(body.data(), request.url, self.settings.robots_agent)
+                links = extract_links(
+                    body.data(),
+                    request.url,
+                    self.settings.robots_agent,
+                    content_type=result.content_type,
+                )
             except MalformedHTML as error:
                 return self._failed(request, result, f"malformed HTML: {error}", "malformed")
             outcome.children, outcome.rejects = self._keep_links(links.links, links.invalid)
@@ -579,8 +596,34 @@ class Crawler:
             result.robots = links.directives
             self._take_canonical(outcome, links.follows_links)
         elif self.sink is not None:
-            outcome.body, outcome.headers = body.content, dict(headers)
+            outcome.body, outcome.headers = body.content, headers_for_loader(headers, kind)
         return outcome
+
+    async def _resource(
+        self, request: Request, result: FetchResult, response: aiohttp.ClientResponse, kind: Kind
+    ) -> _Outcome:
+        """A body its Content-Type calls no document: hashed up to ``max_resource_bytes``
+        and dropped; a bigger one keeps its declared size and no MD5 (it is not read)."""
+        try:
+            body, wire = await self.fetcher.read_body(
+                response, self.settings.max_resource_bytes, keep=False
+            )
+        except FetchError as error:
+            if error.kind != "too_large":
+                raise
+            result.size = response.content_length
+        else:
+            self.stats.count_bytes(wire)
+            result.size, result.md5 = body.size, body.md5
+        return self._as_resource(request, result, kind)
+
+    def _as_resource(self, request: Request, result: FetchResult, kind: Kind) -> _Outcome:
+        """Record a resource: its type (the sniffed one when the header said nothing
+        better), size and MD5; no links, not loaded, out of the rankings."""
+        result.page_type = PageType.RESOURCE
+        if kind.media != media_type(result.content_type):
+            result.content_type = kind.media
+        return _Outcome(request, result, children=[])
 
     def _take_canonical(self, outcome: _Outcome, follow: bool) -> None:
         """Honour ``rel=canonical``: another in-scope page is recorded (``canonical_to``) and,

@@ -35,6 +35,7 @@ from xyleme.crawler.addresses import (
     literal_refusal,
     vouch_for_nothing,
 )
+from xyleme.crawler.content import SNIFF_BYTES
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ SPOOLED_BODIES = f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"
 """The names of spooled bodies' files (a glob pattern), so leftovers can be found."""
 
 _CHUNK = 64 * 1024
-_HEAD = 1024  # bytes of a body kept for sniffing its type
+_HEAD = SNIFF_BYTES  # bytes of a body kept for sniffing its type
 _PIECES_PER_YIELD = 8  # decoded pieces (of _CHUNK bytes) between two turns of the event loop
 
 
@@ -179,12 +180,14 @@ class _Spool:
     """Collects a body's pieces in memory, then in a temporary file once past ``threshold``.
 
     The pieces are hashed as they come, and moved to the file when the threshold is crossed,
-    so the body is never held twice (the list of pieces and their join).
+    so the body is never held twice (the list of pieces and their join). Without ``keep``
+    (a resource: only its MD5 and size are recorded) nothing but the head is kept.
     """
 
-    def __init__(self, threshold: int | None, folder: str | None = None) -> None:
+    def __init__(self, threshold: int | None, folder: str | None = None, keep: bool = True) -> None:
         self._threshold = threshold
         self._folder = folder or None
+        self._keep = keep
         self._pieces: list[bytes] = []
         self._file: BinaryIO | None = None
         self._md5 = hashlib.md5()
@@ -196,6 +199,8 @@ class _Spool:
         if len(self.head) < _HEAD:  # the first pieces may be short: fill the head up
             self.head += piece[: _HEAD - len(self.head)]
         self.size += len(piece)
+        if not self._keep:
+            return
         if self._file is not None:
             self._file.write(piece)
             return
@@ -321,6 +326,7 @@ class Fetcher:
         truncate: bool = False,
         spool_over: int | None = None,
         spool_dir: str | None = None,
+        keep: bool = True,
     ) -> tuple[Body, int]:
         """The decoded body and the bytes read off the wire, within the crawler's caps.
 
@@ -329,7 +335,8 @@ class Fetcher:
         or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
         bytes are kept. A decoded body over ``spool_over`` bytes goes to a temporary file
         (in ``spool_dir``, or the system's temporary folder) as it streams (the caller then
-        owns the file: :meth:`Body.discard`).
+        owns the file: :meth:`Body.discard`). Without ``keep`` the body is only hashed: its
+        ``content`` is empty, its ``head``, ``size`` and ``md5`` are those of the whole.
         """
         declared = response.content_length
         if declared is not None and declared > limit and not truncate:
@@ -339,7 +346,7 @@ class Fetcher:
         identity = (encoding or "identity").strip().lower() in ("", "identity")
         # An identity body streams straight into the spool; an encoded one is read whole
         # (it is under the wire cap) and its decoded pieces go to the spool.
-        spool = _Spool(spool_over, spool_dir)
+        spool = _Spool(spool_over, spool_dir, keep)
         wire = spool if identity else _Spool(None)
         size = 0
         try:

@@ -55,7 +55,7 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
 _HEAD_REFUSED = frozenset({405, 501})
-_ALIVE_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD})
+_ALIVE_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD, PageType.RESOURCE})
 SOFT_404_BYTES = 64 * 1024
 """How much of a GET body is read to judge a soft 404 (titles and headings come first)."""
 _SOFT_404 = re.compile(
@@ -337,14 +337,9 @@ class CrawlerProbe:
             )
             return
         stored = page.page_type if page.page_type in _ALIVE_TYPES else None
-        head = response.body or b""
-        page_type = classify(response.content_type, response.url, head) or stored
-        if page_type is None:
-            reason = f"alive, but unwanted content type {response.content_type}"
-            self.metadata.record_fetch(
-                FetchResult(page.url_id, now, PageType.ERROR, status=answer.status, reason=reason)
-            )
-            return
+        kind = classify(response.content_type, response.url, response.body or b"")
+        # A HEAD has no body to sniff: the stored type stands when the header says nothing.
+        page_type = stored if kind.sniffed and response.body is None and stored else kind.page_type
         last_modified = _parse_http_date(response.last_modified)
         result = FetchResult(
             page.url_id,

@@ -1,4 +1,4 @@
-"""What the crawler may fetch: the operator's scope (a list of rules), and the suffix filter.
+"""What the crawler may fetch: the operator's scope, a list of rules.
 
 Each check answers with the *reason* a URL is refused (or None), because a refused URL is
 recorded with its reason (``Metadata.reject``), never dropped silently. The checks work on
@@ -11,46 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from metadata import InvalidURL, canonicalize_url
 from xyleme.crawler.scoperules import DEFAULT_PORTS, Kind, Rule, URLParts, parse_rule
-
-# Suffixes that say "neither HTML nor XML": not fetched (paper §3, "filtering based on file
-# suffixes such as .jpg or .gif").
-_SUFFIX_WORDS = (
-    "jpg jpeg gif png bmp ico webp tif tiff psd avif heic "
-    "pdf ps eps doc docx xls xlsx ppt pptx odt ods odp rtf "
-    "zip gz tgz bz2 xz 7z rar tar jar war apk dmg iso exe msi bin deb rpm "
-    "mp3 mp4 m4a m4v ogg oga ogv wav flac aac avi mov wmv mkv webm mpg mpeg flv swf "
-    "css js mjs woff woff2 ttf otf eot map wasm"
-)
-UNWANTED_SUFFIXES = frozenset(_SUFFIX_WORDS.split())
-"""File suffixes never fetched (scripts, style sheets, binary media and archives)."""
-
-XML_SUFFIXES = frozenset({"xml", "svg", "rss", "atom", "rdf", "xsd", "dtd", "ent", "xhtml"})
-"""Suffixes that say the resource may be XML: ``img``/``object``/``embed`` sources count then."""
-
-
-def url_suffix(url: str) -> str:
-    """The lower-cased suffix of the URL's last path segment ('' if none).
-
-    >>> url_suffix("http://a.example/img/Logo.PNG?x=1")
-    'png'
-    """
-    path = urlsplit(url).path
-    last = path.rsplit("/", 1)[-1]
-    if "." not in last:
-        return ""
-    return last.rsplit(".", 1)[-1].lower()
-
-
-def unwanted_suffix_reason(url: str) -> str | None:
-    """Why ``url`` is not fetched because of its suffix, or None."""
-    suffix = url_suffix(url)
-    if suffix in UNWANTED_SUFFIXES:
-        return f"suffix .{suffix}: neither HTML nor XML"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
 from metadata.settings import SETTINGS
+from xyleme.crawler.denylist import DEFAULT_DENIED_SUFFIXES, normalize_suffixes
 from xyleme.crawler.scoperules import parse_rule
 
 DEFAULT_USER_AGENT = "xyleme-xyro/0.1 (+https://github.com/xyleme/xyleme/blob/main/docs/crawler.md)"
@@ -82,6 +83,15 @@ class CrawlerSettings:
     """Bytes read from the wire; a longer body is cut, freed and recorded as ERROR."""
     max_decoded_bytes: Annotated[int, Field(ge=1, le=16 * GIB)] = 40 * 1024 * 1024
     """Bytes a gzip/deflate body may decode to (a bigger one is a decompression bomb)."""
+    max_resource_bytes: Annotated[int, Field(ge=0, le=4 * GIB)] = 1024 * 1024
+    """A resource (a body that is not a document, known from its Content-Type) is hashed up to
+    this many bytes; a bigger one is recorded with its declared size and no MD5, and the
+    connection dropped (a video is not downloaded to be ignored)."""
+    denied_suffixes: Annotated[
+        tuple[Annotated[str, Field(min_length=1, max_length=32)], ...], Field(max_length=10_000)
+    ] = DEFAULT_DENIED_SUFFIXES
+    """URL suffixes never fetched (``jpg``, ``mp4``, ``zip``…: binary media only; a suffix
+    never refuses a page the Content-Type would call a document). Empty: fetch everything."""
     spool_over_bytes: Annotated[int, Field(ge=0, le=64 * MIB)] = 1024 * 1024
     """A decoded body over this many bytes streams to a temporary file, handed to the loader
     as a Path and removed after the load (ARCHITECTURE: large bodies as spooled files)."""
@@ -133,5 +143,6 @@ class CrawlerSettings:
     """Seconds in-flight requests get to finish when the crawler stops."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "denied_suffixes", normalize_suffixes(self.denied_suffixes))
         if "http" not in self.user_agent:
             raise ValueError("the user agent must carry a contact URL (http…)")
