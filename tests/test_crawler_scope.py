@@ -464,3 +464,23 @@ def test_crawl_refuses_a_seed_out_of_the_repositorys_scope_before_any_fetch(repo
     assert code == 2 and "seed refused: http://elsewhere.example/: out of scope" in output
     code, output = xyleme(repo, "crawl", "http://a.example/", "--scope", "ftp:x")
     assert code == 2 and "unknown kind 'ftp'" in output
+
+
+@pytest.mark.parametrize("dtd_status", [200, 404])
+async def test_links_of_a_document_that_waited_for_its_dtd_are_followed(md, tmp_path, dtd_status):
+    """The document is parked until its DTD arrives (or fails): its links count all the same."""
+    xhtml = (
+        b'<?xml version="1.0"?>\n<!DOCTYPE html SYSTEM "/page.dtd">\n'
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><body><a href="/next.html">n</a></body></html>'
+    )
+    async with serving() as site:
+        home = site.html(LOOPBACK, "/", ["/doc.xhtml"])
+        site.add(LOOPBACK, "/doc.xhtml", Page(xhtml, content_type="application/xhtml+xml"))
+        dtd = b"<!ELEMENT html ANY><!ELEMENT body ANY><!ELEMENT a ANY>"
+        site.add(LOOPBACK, "/page.dtd", Page(dtd, dtd_status, "application/xml-dtd"))
+        site.html(LOOPBACK, "/next.html")
+        crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
+        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
+        crawler.submit(home)
+        await crawler.run()
+        assert "/page.dtd" in paths(site) and "/next.html" in paths(site)

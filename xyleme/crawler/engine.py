@@ -25,7 +25,7 @@ import functools
 import itertools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -914,10 +914,20 @@ class Crawler:
             self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
             outcome.body = None  # the lane owns it now
 
-    def _loaded(self, result: LoadResult, request: Request) -> None:
-        """A document the loader stored: queue its links (the loader found them, §3)."""
+    def _loaded(self, result: LoadResult, request: Request | None) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3).
+
+        A dependency's result carries the documents that waited on it (``retried``): their
+        links are followed too, from the depth of the request that brought the dependency,
+        or from a seed's depth when the dependency could not be had (``request`` None).
+        """
+        for retried in result.retried:
+            self._loaded(retried, request and replace(request, url_id=retried.url_id))
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
+        if request is None:  # the document itself, loaded when its dependency failed
+            url = self.metadata.url_of(result.url_id)
+            request = Request(url, Level.SCOUTING, url_id=result.url_id)
         if request.depth >= self.settings.max_scout_depth:
             return
         links = self.metadata.urls_of(self.metadata.children(result.url_id).tolist())
