@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from loader.batch import BatchReads, DocumentState, PendingWrites
@@ -151,7 +152,12 @@ class Loader:
         with self._batch() as pending:
             pending.reads.expect(item[0] for item in fetched)
             results = [self._load_one(*item) for item in fetched]
-        return [pending.finished(result) for result in results]
+        # Documents a dependency let load were stored in this batch: their link counts are
+        # known only now that it is written.
+        return [
+            pending.finished(replace(result, retried=tuple(map(pending.finished, result.retried))))
+            for result in results
+        ]
 
     @contextmanager
     def _batch(self) -> Iterator[PendingWrites]:
@@ -281,7 +287,11 @@ class Loader:
             waiters = self.dependency_failed(url_id, url, reason)
             self.metadata.set_type(url_id, PageType.ERROR, reason)
             return LoadResult(
-                url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
+                url_id,
+                LoadOutcome.FAILED,
+                reason=reason,
+                notes=self._describe(waiters),
+                retried=tuple(waiters),
             )
         data = body if isinstance(body, bytes) else body.read_bytes()
         earlier = self.cache.md5(url_id) or self.cache.failure(url_id)
@@ -289,8 +299,11 @@ class Loader:
         self.metadata.set_type(url_id, PageType.DTD)
         revalidated = self._revalidate(url_id) if earlier not in (None, md5) else []
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
-        notes = (*revalidated, *self._describe([r for r in retried if r is not None]))
-        return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+        retried = [result for result in retried if result is not None]
+        notes = (*revalidated, *self._describe(retried))
+        return LoadResult(
+            url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes, retried=tuple(retried)
+        )
 
     def _revalidate(self, dependency_id: int) -> list[str]:
         """Check again the latest version of every stored document that used a refreshed

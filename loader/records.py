@@ -88,6 +88,9 @@ class LoadResult:
     dependencies: int = 0
     waiting_for: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    retried: tuple[LoadResult, ...] = ()
+    """For a dependency: the documents that waited on it, loaded again, each with its result
+    (the crawler follows the links of those stored)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,9 +138,15 @@ def _build(section: str, values: Mapping[str, Any], source: str) -> Any:
             raise ConfigError(f"{source}: unknown key {key!r} in [{section}] (known: {known})")
         try:
             kwargs[key] = _strict(cls, key).validate_python(_as_tuple(value), strict=True)
-        except ValidationError:
+        except ValidationError as error:
             message = f"{where} {key} = {_shown(value)}: must be {allowed(cls, key)}"
-            raise ConfigError(message) from None
+            # A field's own validator (a scope rule's parser) says precisely what is wrong.
+            said = [
+                problem["msg"].removeprefix("Value error, ")
+                for problem in error.errors()
+                if problem["type"] == "value_error"
+            ]
+            raise ConfigError("; ".join([message, *said])) from None
     try:
         return cls(**kwargs)
     except ValidationError as error:
