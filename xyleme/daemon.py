@@ -639,6 +639,13 @@ class Daemon:
             self.crawler.submit(url, Level.SCOUTING)
         return reply
 
+    def remove_seeds(self, urls: list[str]) -> Answer:
+        """``seed remove``: forget the seeds like the CLI would; the scope follows (a scope
+        made of the seeds' hosts narrows). Queued requests stay: their pages are known."""
+        reply = commands.RepositoryTarget(self.md).remove_seeds(urls)
+        self.crawler.scope = self._scope()
+        return reply
+
     async def compute_ranking(self) -> Answer:
         """``rank compute`` handed over by the CLI: a ranking pass now, with [ranking]."""
         try:
