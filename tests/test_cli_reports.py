@@ -25,6 +25,7 @@ from tests.daemon_fixtures import make_repository
 from xyleme.cli import cli, urls
 from xyleme.config import load_config
 from xyleme.daemon import Daemon
+from xyleme.dashboard import create_app
 
 site = crawler_fixtures.site
 
@@ -210,3 +211,20 @@ def test_an_empty_repository_lists_nothing(tmp_path):
 
 def test_the_cli_offers_every_status_of_the_reports():
     assert urls.STATUSES == STATUSES
+
+
+async def test_the_dashboard_pages_the_same_host_rows(crawled, aiohttp_client):
+    repo, web = crawled
+    client = await aiohttp_client(create_app(repo))
+    first = await (await client.get("/api/hosts?limit=1")).json()
+    assert (first["total"], first["limit"], first["next_cursor"]) == (2, 1, web.url("a.test", ""))
+    second = await (await client.get(f"/api/hosts?limit=1&cursor={first['next_cursor']}")).json()
+    assert second["next_cursor"] is None
+    served = first["hosts"] + second["hosts"]
+    cli_rows = sorted(by_host(repo).values(), key=lambda row: row["host"])
+    assert [list(row) for row in served] == [list(HOST_FIELDS)] * 2
+    drop = ("stats_written", "robots_age")  # the same snapshot; ages differ by the read time
+    assert [{k: v for k, v in row.items() if k not in drop} for row in served] == [
+        {k: v for k, v in row.items() if k not in drop} for row in cli_rows
+    ]
+    assert (await client.get("/api/hosts?limit=0")).status == 400
