@@ -47,9 +47,15 @@ def _budget(host: dict[str, Any]) -> str:
 
 
 def _robots(host: dict[str, Any]) -> str:
-    if host["robots"] is None:
+    state, note = host["robots"], host["robots_note"]
+    if state is None:
         return "unknown" if host["stats_written"] is None else "not read now"
-    return host["robots"] + (f" ({host['robots_note']})" if host["robots_note"] else "")
+    if not note or state in note:
+        return note or state
+    return f"{state} ({note})"
+
+
+ANSWERS = ("status_2xx", "status_3xx", "status_4xx", "status_5xx", "network_errors")
 
 
 def _last_error(host: dict[str, Any]) -> str:
@@ -63,17 +69,13 @@ COLUMNS = [
     Column("pages", "pages", right=True),
     Column("read", "read", right=True),
     Column("bytes", "bytes", size, right=True),
-    Column("status_2xx", "2xx", right=True),
-    Column("status_3xx", "3xx", right=True),
-    Column("status_4xx", "4xx", right=True),
-    Column("status_5xx", "5xx", right=True),
-    Column("network_errors", "net", right=True),
-    Column("robots", "robots.txt"),
+    Column("answers", "2xx/3xx/4xx/5xx/net", right=True),
+    Column("robots", "robots.txt", long=True),
     Column("delay", "delay", _seconds, right=True),
     Column("queued", "queued", right=True),
     Column("budget", "scouted/budget", right=True),
     Column("last_error", "last error", long=True),
-    Column("stats_written", "crawler as of", written_ago),
+    Column("stats_written", "crawler's, as of", written_ago),
 ]
 
 
@@ -81,9 +83,10 @@ def _row(host: dict[str, Any]) -> dict[str, Any]:
     """A host's fields, with the composite cells the table shows."""
     return {
         **host,
+        "answers": "/".join(str(host[name]) for name in ANSWERS),
         "robots": _robots(host),
         "budget": _budget(host),
-        "last_error": None if host["last_error"] is None else _last_error(host),
+        "last_error": host["last_error"],
     }
 
 
@@ -115,8 +118,7 @@ def detail(host: dict[str, Any]) -> str:
             "last error",
             NONE
             if host["last_error"] is None
-            else f"{_last_error(host)} HTTP {dash(host['last_error_status'])} "
-            f"{host['last_error_url']}",
+            else f"{_last_error(host)} at {host['last_error_url']}",
         ),
         ("crawler", crawler),
         (

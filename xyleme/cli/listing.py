@@ -176,17 +176,29 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, wide: bo
     from rich.text import Text
 
     width = shutil.get_terminal_size((120, 24)).columns
+    cells = [[column.show(row.get(column.key)) for column in columns] for row in rows]
+    longest = [
+        max([len(column.header), *(len(line[i]) for line in cells)])
+        for i, column in enumerate(columns)
+    ]
+    first_long = next((i for i, column in enumerate(columns) if column.long), None)
     grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for column in columns:
+    for i, column in enumerate(columns):
+        if wide or not column.long:
+            least = longest[i]  # a short cell never shrinks: it would be cut
+        else:  # the first long column (the URL) gets half the width before folding
+            least = min(longest[i], max(16, width // 2 if i == first_long else width // 6))
         grid.add_column(
             column.header,
             overflow="fold",
             no_wrap=wide or not column.long,
             justify="right" if column.right else "left",
-            min_width=min(24, width // 3) if column.long and not wide else None,
+            min_width=least,
         )
-    for row in rows:
-        grid.add_row(*(Text(column.show(row.get(column.key))) for column in columns))
+    for line in cells:
+        grid.add_row(*(Text(cell) for cell in line))
+    # Too narrow for every column at its least width: wider lines, never a dropped column.
+    width = max(width, sum(column.min_width for column in grid.columns) + 3 * len(columns))
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=10**6 if wide else width, no_color=True, highlight=False, soft_wrap=wide
