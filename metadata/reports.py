@@ -30,51 +30,57 @@ _READ_TYPES = "('HTML', 'XML', 'DTD', 'RESOURCE')"
 
 @dataclass(frozen=True, slots=True)
 class UrlStatus:
-    """One value of ``xyleme urls --status``: which pages it lists and in what order."""
+    """One value of ``xyleme urls --status``: the pages it keeps (SQL over ``pages`` joined
+    with the loading status as ``load_status`` and ``load_detail``), the column it orders
+    them by (newest first) and the SQL of the reason it shows (None: no reason to show)."""
 
     where: str
-    order: str
-    meaning: str
-    has_reason: bool = False
+    order: str = "last_access"
+    reason: str | None = None
 
 
+_FAILED = "reason"
 PAGE_STATUSES: dict[str, UrlStatus] = {
-    "error": UrlStatus(
-        "type = 'ERROR'", "last_access DESC", "last fetch failed (retried)", has_reason=True
-    ),
-    "dead": UrlStatus(
-        "type = 'DEAD'", "last_access DESC", "believed gone (404/410, no DNS...)", has_reason=True
-    ),
-    "failed": UrlStatus(
-        "type IN ('ERROR', 'DEAD')", "last_access DESC", "error or dead", has_reason=True
-    ),
-    "unread": UrlStatus(
-        "type = 'UNKNOWN' AND last_access IS NULL", "discovered_at DESC", "discovered, never read"
-    ),
-    "read": UrlStatus(f"type IN {_READ_TYPES}", "last_access DESC", "read successfully"),
-    "html": UrlStatus("type = 'HTML'", "last_access DESC", "read, HTML"),
-    "xml": UrlStatus("type = 'XML'", "last_access DESC", "read, XML"),
-    "dtd": UrlStatus("type = 'DTD'", "last_access DESC", "read, a DTD or entity"),
-    "resource": UrlStatus(
-        "type = 'RESOURCE'", "last_access DESC", "read, not a document (image, script...)"
-    ),
-    "redirect": UrlStatus(
-        "redirect_to IS NOT NULL", "last_access DESC", "answered with a redirect"
-    ),
-    "not-valid": UrlStatus(
-        "type = 'XML' AND reason IS NOT NULL",
-        "last_access DESC",
-        "XML kept but not validated (the reason says why)",
-        has_reason=True,
+    "error": UrlStatus("type = 'ERROR'", reason=_FAILED),
+    "dead": UrlStatus("type = 'DEAD'", reason=_FAILED),
+    "failed": UrlStatus("type IN ('ERROR', 'DEAD')", reason=_FAILED),
+    "unread": UrlStatus("type = 'UNKNOWN' AND last_access IS NULL", order="discovered_at"),
+    "read": UrlStatus(f"type IN {_READ_TYPES}"),
+    "html": UrlStatus("type = 'HTML'"),
+    "xml": UrlStatus("type = 'XML'"),
+    "dtd": UrlStatus("type = 'DTD'"),
+    "resource": UrlStatus("type = 'RESOURCE'"),
+    "redirect": UrlStatus("redirect_to IS NOT NULL"),
+    "waiting": UrlStatus(
+        "load_status LIKE 'WAITING%'",
+        reason="load_status || coalesce(': ' || load_detail, '')",
     ),
 }
-"""Every ``--status`` read from the pages; ``rejected`` reads the rejected-links table."""
+"""Every ``--status`` read from the pages; ``rejected`` reads the rejected-links table.
+``waiting``: XML documents parked until a DTD, an entity or a schema arrives."""
 REJECTED = "rejected"
 STATUSES = (REJECTED, *PAGE_STATUSES)
+WITH_REASONS = (REJECTED, *(name for name, chosen in PAGE_STATUSES.items() if chosen.reason))
+"""The statuses whose URLs have a reason (``--reason``, ``--by-reason``)."""
+_PAGES = (
+    "SELECT pages.*, l.status AS load_status, l.detail AS load_detail "
+    "FROM pages LEFT JOIN load_status l ON l.id = pages.id"
+)
+
+
+def _matching(status: str, condition: str) -> str:
+    """The pages of ``status`` with their reason as ``why``, kept by ``condition``."""
+    chosen = PAGE_STATUSES[status]
+    why = chosen.reason or "NULL"
+    inner = f"SELECT *, {why} AS why FROM ({_PAGES}) WHERE {chosen.where}"
+    return f"SELECT * FROM ({inner}) WHERE {condition}"
 
 
 def _filters(
-    host: str | None = None, reason: str | None = None, url_column: str = "url"
+    host: str | None = None,
+    reason: str | None = None,
+    url_column: str = "url",
+    reason_column: str = "reason",
 ) -> tuple[str, dict[str, Any]]:
     """SQL keeping the rows of ``host`` whose reason starts with ``reason``, and its named
     parameters. ``host`` is a host key ``scheme://h[:p]`` or a bare host name (any scheme
@@ -82,7 +88,7 @@ def _filters(
     (case-insensitive)."""
     clauses, params = [], {}
     if reason:
-        clauses.append("lower(substr(reason, 1, :reason_length)) = :reason")
+        clauses.append(f"lower(substr({reason_column}, 1, :reason_length)) = :reason")
         params.update(reason_length=len(reason), reason=reason.lower())
     if host:
         key = f"({HOST_SQL.replace('url', url_column)})"
@@ -107,15 +113,14 @@ def page_urls(
     limit: int | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The pages of a ``--status`` (newest first), at most ``limit``, and how many match."""
-    chosen = PAGE_STATUSES[status]
-    condition, params = _filters(host, reason)
-    matching = f"SELECT * FROM pages WHERE ({chosen.where}) AND {condition}"
+    condition, params = _filters(host, reason, reason_column="why")
+    matching = _matching(status, condition)
     total = md._scan(f"SELECT count(*) FROM ({matching})", params)[0][0]
     rows = md._scan(
-        "SELECT p.id, p.url, p.type, p.status, p.reason, p.failures, p.discovered_at, "
+        "SELECT p.id, p.url, p.type, p.status, p.why, p.failures, p.discovered_at, "
         "p.last_access, p.content_type, p.size, p.redirect_to, t.url "
         f"FROM ({matching}) p LEFT JOIN pages t ON t.id = p.redirect_to "
-        f"ORDER BY p.{chosen.order} NULLS LAST, p.id LIMIT :limit",
+        f"ORDER BY p.{PAGE_STATUSES[status].order} DESC NULLS LAST, p.id LIMIT :limit",
         {**params, "limit": -1 if limit is None else limit},
     )
     names = [
@@ -160,11 +165,12 @@ def reason_counts(
 ) -> list[dict[str, Any]]:
     """How many URLs of a ``--status`` per reason group (the reason before its first ':'),
     most frequent first, with one full reason of the group as an example."""
-    condition, params = _filters(host, reason)
     if status == REJECTED:
+        condition, params = _filters(host, reason)
         matching = f"SELECT reason FROM rejected WHERE {condition}"
     else:
-        matching = f"SELECT reason FROM pages WHERE ({PAGE_STATUSES[status].where}) AND {condition}"
+        condition, params = _filters(host, reason, reason_column="why")
+        matching = f"SELECT why AS reason FROM ({_matching(status, condition)})"
     rows = md._scan(
         f"SELECT {GROUP_SQL} AS grp, count(*) AS n, max(reason) FROM ({matching}) "
         "GROUP BY grp ORDER BY n DESC, grp",

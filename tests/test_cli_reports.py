@@ -16,9 +16,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from metadata import Metadata
+from metadata import LoadStatus, Metadata
 from metadata.clock import ManualClock
-from metadata.reports import HOST_FIELDS, STATUSES
+from metadata.reports import HOST_FIELDS, STATUSES, WITH_REASONS
 from tests import crawler_fixtures
 from tests.crawler_site import Page, SiteResolver
 from tests.daemon_fixtures import make_repository
@@ -210,7 +210,27 @@ def test_an_empty_repository_lists_nothing(tmp_path):
 
 
 def test_the_cli_offers_every_status_of_the_reports():
-    assert urls.STATUSES == STATUSES
+    assert urls.STATUSES == STATUSES and urls.WITH_REASONS == WITH_REASONS
+
+
+def test_documents_waiting_for_a_dtd_are_listed_with_what_they_wait_for(tmp_path):
+    repo = make_repository(tmp_path / "repo")
+    with Metadata.open(repo / "metadata.db") as md:
+        doc, dtd, other = md.ids_for(
+            ["http://a.test/doc.xml", "http://a.test/doc.dtd", "http://a.test/b.xml"]
+        )
+        md.set_status(doc, LoadStatus.WAITING_DTD, "http://a.test/doc.dtd", waiting_for=[dtd])
+        md.set_status(other, LoadStatus.LOADED, "version 1")
+    code, out, _ = xyleme(repo, "urls", "--status", "waiting", "--json")
+    (row,) = json.loads(out)
+    assert (row["url"], row["reason"]) == (
+        "http://a.test/doc.xml",
+        "WAITING_DTD: http://a.test/doc.dtd",
+    )
+    code, out, _ = xyleme(repo, "urls", "--status", "waiting", "--by-reason", "--json")
+    assert code == 0 and json.loads(out) == [
+        {"reason": "WAITING_DTD", "count": 1, "example": "WAITING_DTD: http://a.test/doc.dtd"}
+    ]
 
 
 async def test_the_dashboard_pages_the_same_host_rows(crawled, aiohttp_client):

@@ -15,7 +15,7 @@ from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
 
 # The statuses, kept here as text so `xyleme --help` does not import the metadata package
-# (tests/test_cli_urls.py checks they match metadata.reports.STATUSES).
+# (tests/test_cli_reports.py checks they match metadata.reports').
 STATUSES = (
     "rejected",
     "error",
@@ -28,9 +28,9 @@ STATUSES = (
     "dtd",
     "resource",
     "redirect",
-    "not-valid",
+    "waiting",
 )
-WITH_REASONS = ("rejected", "error", "dead", "failed", "not-valid")
+WITH_REASONS = ("rejected", "error", "dead", "failed", "waiting")
 
 URL = Column("url", "URL", long=True)
 LAST_READ = Column("last_access", "last fetch", when)
@@ -73,7 +73,7 @@ GROUPS = [
 
 
 def _columns(status: str) -> list[Column]:
-    if status in ("error", "dead", "failed", "not-valid"):
+    if status in WITH_REASONS[1:]:
         return COLUMNS["failed"]
     return COLUMNS.get(status, COLUMNS["read"])
 
@@ -85,8 +85,8 @@ def _columns(status: str) -> list[Column]:
     required=True,
     help="rejected: refused before any fetch (scope, trap, suffix, invalid); error: last "
     "fetch failed; dead: believed gone; failed: error or dead; unread: never read; read / "
-    "html / xml / dtd / resource: read; redirect: answered with a redirect; not-valid: XML "
-    "kept unvalidated.",
+    "html / xml / dtd / resource: read; redirect: answered with a redirect; waiting: XML "
+    "parked until its DTD, entity or schema arrives.",
 )
 @click.option(
     "--reason",
