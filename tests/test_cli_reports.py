@@ -57,12 +57,14 @@ async def crawled(tmp_path, site):
         "a.test",
         "/",
         [site.url("a.test", path) for path in links]
-        + [site.url("b.test", "/"), "http://out.example/page"],
+        + [site.url("b.test", "/"), site.url("c.test", "/"), "http://out.example/page"],
     )
     site.html("a.test", "/x")
     site.add("a.test", "/boom", Page(b"down", status=500))
     site.html("b.test", "/", [site.url("b.test", "/long/" + "y" * 150)])
     site.html("b.test", "/long/" + "y" * 150)
+    site.add("c.test", "/robots.txt", Page(b"down", status=500))  # everything refused
+    site.html("c.test", "/")
     daemon = Daemon(
         repo, load_config(repo / "xyleme.toml"), clock=ManualClock(1e9), resolver=SiteResolver()
     )
@@ -109,6 +111,14 @@ async def test_hosts_reports_the_crawl_and_the_crawler_s_snapshot(crawled):
     assert time.time() - 60 < a["stats_written"] <= time.time()
     assert (b["robots"], b["robots_note"], b["delay"]) == ("no rules", "HTTP 404: no rules", 0.0)
     assert (b["read"], b["status_2xx"]) == (2, 2)
+    c = hosts[web.url("c.test", "")]
+    assert (c["robots"], c["robots_note"], c["read"], c["robots_refused"]) == (
+        "unreachable",
+        "HTTP 500",
+        0,
+        1,
+    )
+    assert c["last_error"] == "robots.txt unreachable (HTTP 500): disallowed, retried later"
 
 
 async def test_hosts_table_detail_and_formats(crawled):
@@ -126,7 +136,7 @@ async def test_hosts_table_detail_and_formats(crawled):
     lines = out.splitlines()
     assert code == 0 and lines[0] == ",".join(HOST_FIELDS) and len(lines) == 2
     assert lines[1].startswith(web.url("a.test", ""))
-    assert "1 of 2 hosts shown" in err
+    assert "1 of 3 hosts shown" in err
     assert xyleme(repo, "hosts", "nowhere.test")[0] == 1
 
 
@@ -141,7 +151,12 @@ async def test_urls_lists_refusals_and_failures_with_their_reasons(crawled):
     assert rejected[0]["reason"].startswith("out of scope")
     code, out, _ = xyleme(repo, "urls", "--status", "failed", "--by-reason", "--json")
     groups = {group["reason"]: group["count"] for group in json.loads(out)}
-    assert groups == {"HTTP 404": 1, "HTTP 500": 1, "robots.txt disallows": 1}
+    assert groups == {
+        "HTTP 404": 1,
+        "HTTP 500": 1,
+        "robots.txt disallows": 1,
+        "robots.txt unreachable (HTTP 500)": 1,
+    }
     code, out, _ = xyleme(repo, "urls", "--status", "dead", "--json")
     (dead,) = json.loads(out)
     assert (dead["url"], dead["status"], dead["reason"], dead["type"]) == (
@@ -150,13 +165,11 @@ async def test_urls_lists_refusals_and_failures_with_their_reasons(crawled):
         "HTTP 404",
         "DEAD",
     )
-    code, out, _ = xyleme(repo, "urls", "--status", "failed", "--reason", "robots", "--csv")
-    (row,) = csv.DictReader(io.StringIO(out))
-    assert (row["url"], row["reason"], row["status"]) == (
-        web.url("a.test", "/private/p"),
-        "robots.txt disallows",
-        "",
-    )
+    code, out, _ = xyleme(repo, "urls", "--status", "failed", "--reason", "ROBOTS", "--csv")
+    rows = {row["url"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert sorted(rows) == [web.url("a.test", "/private/p"), web.url("c.test", "/")]
+    row = rows[web.url("a.test", "/private/p")]
+    assert (row["reason"], row["status"]) == ("robots.txt disallows", "")
     code, out, _ = xyleme(repo, "urls", "--status", "read", "--host", "b.test", "--json")
     assert sorted(row["url"] for row in json.loads(out)) == sorted(
         [web.url("b.test", "/"), web.url("b.test", "/long/" + "y" * 150)]
@@ -236,13 +249,13 @@ def test_documents_waiting_for_a_dtd_are_listed_with_what_they_wait_for(tmp_path
 async def test_the_dashboard_pages_the_same_host_rows(crawled, aiohttp_client):
     repo, web = crawled
     client = await aiohttp_client(create_app(repo))
-    first = await (await client.get("/api/hosts?limit=1")).json()
-    assert (first["total"], first["limit"], first["next_cursor"]) == (2, 1, web.url("a.test", ""))
-    second = await (await client.get(f"/api/hosts?limit=1&cursor={first['next_cursor']}")).json()
-    assert second["next_cursor"] is None
+    first = await (await client.get("/api/hosts?limit=2")).json()
+    assert (first["total"], first["limit"], first["next_cursor"]) == (3, 2, web.url("b.test", ""))
+    second = await (await client.get(f"/api/hosts?limit=2&cursor={first['next_cursor']}")).json()
+    assert second["next_cursor"] is None and len(second["hosts"]) == 1
     served = first["hosts"] + second["hosts"]
     cli_rows = sorted(by_host(repo).values(), key=lambda row: row["host"])
-    assert [list(row) for row in served] == [list(HOST_FIELDS)] * 2
+    assert [list(row) for row in served] == [list(HOST_FIELDS)] * 3
     drop = ("stats_written", "robots_age")  # the same snapshot; ages differ by the read time
     assert [{k: v for k, v in row.items() if k not in drop} for row in served] == [
         {k: v for k, v in row.items() if k not in drop} for row in cli_rows
