@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from xyleme.dashboard import admin, views
+from xyleme.dashboard import admin, hosts, views
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.keys import ACTIONS, ADMIN_TOKEN, FIGURES, HISTORY, SETTINGS, TEMPLATES
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
@@ -95,6 +95,7 @@ def create_app(
             web.get("/api/rankings", views.api_rankings),
             web.get("/api/page", views.api_page),
             web.get("/api/query", views.api_query),
+            web.get("/api/hosts", hosts.api_hosts),
             web.get("/metrics", views.metrics),
             web.post("/api/admin/pause", admin.pause),
             web.post("/api/admin/resume", admin.resume),
