@@ -30,10 +30,8 @@ from xyleme.dashboard import create_app
 site = crawler_fixtures.site
 
 CONFIG = """
-[daemon]
-scope = ["test"]
-
 [crawler]
+scope = ["domain:test:*"]
 min_delay = 0.0
 max_crawl_delay = 1.0
 per_host_concurrency = 2

@@ -50,12 +50,12 @@ def test_seeds_are_listed_with_their_date_scope_and_page(repo):
 
 
 def test_a_seed_out_of_the_configured_scope_says_why(tmp_path):
-    repo = make_repository(tmp_path / "repo", '[daemon]\nscope = ["a.test"]\n')
+    repo = make_repository(tmp_path / "repo", '[crawler]\nscope = ["a.test"]\n')
     with Metadata.open(repo / "metadata.db") as md:
         commands.RepositoryTarget(md).add_seeds(["http://www.a.test/", "http://other.test/"])
     inside, outside = listed(repo)
     assert inside["in_scope"] and not outside["in_scope"]
-    assert outside["scope_reason"] == "out of scope: host other.test is not allowed"
+    assert outside["scope_reason"] == "out of scope: host other.test is not in the scope"
     assert "no: out of scope" in xyleme(repo, "seed", "list")[1]
 
 

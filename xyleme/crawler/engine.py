@@ -360,7 +360,7 @@ class Crawler:
         now = time.monotonic()
         settings, agent = self.settings, self.settings.robots_agent
         slots = self.frontier.host_slots()
-        keys = set(slots) | set(self.robots.hosts()) | set(self._scouted_per_host)
+        keys = set(slots) | set(self.robots.hosts()) | set(self._budget.hosts())
         hosts = []
         for key in sorted(keys):
             slot, rules = slots.get(key), self.robots.lookup(key, now)
@@ -387,7 +387,7 @@ class Crawler:
                     "robots_note": note,
                     "robots_age": None if age is None else max(0.0, age),
                     "crawl_delay": crawl_delay,
-                    "scouted": self._scouted_per_host.get(key, 0),
+                    "scouted": self._budget.read(key),
                     "budget": settings.host_page_budget,
                 }
             )
