@@ -144,7 +144,8 @@ class Daemon:
         """Lock the repository, open its metadata and restore the clock (raises if held)."""
         md = Metadata.open(self.repository / DATABASE, settings=self.config.metadata)
         try:
-            self.lock.acquire()
+            if not self.lock.held:  # run_with_dashboard takes it before announcing itself
+                self.lock.acquire()
         except BaseException:
             md.close()
             raise
