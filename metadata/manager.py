@@ -157,7 +157,7 @@ class Metadata:
         self._lock = threading.RLock()
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
         self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
-        self._scan_lock = threading.Lock()
+        self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -330,9 +330,40 @@ class Metadata:
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
         with self._scan_lock:
-            if self._scanner is None:
-                self._scanner = _connect(self.path, readonly=True, settings=self.settings)
-            return self._scanner.execute(sql, params).fetchall()
+            return self._scan_connection().execute(sql, params).fetchall()
+
+    def _scan_connection(self) -> sqlite3.Connection:
+        """The scans' own read-only connection, opened on first use (hold ``_scan_lock``)."""
+        if self._scanner is None:
+            self._scanner = _connect(self.path, readonly=True, settings=self.settings)
+        return self._scanner
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the whole-table reads of the block see one committed state of the database.
+
+        :meth:`refresh_view` and :meth:`observation_history` are two scans: a crawler that
+        commits between them would give pages whose history the view lacks. Inside the block
+        both read the snapshot taken by the first of them (one read transaction on the scan
+        connection; WAL writers go on meanwhile). Other threads' scans wait for the block to
+        end; blocks nest.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md, md.snapshot():
+        ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
+        (0, 0)
+        """
+        with self._scan_lock:
+            scanner = self._scan_connection()
+            if scanner.in_transaction:  # an outer snapshot() of this thread
+                yield
+                return
+            scanner.execute("BEGIN")
+            try:
+                yield
+            finally:
+                scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -538,8 +538,9 @@ class Daemon:
         this Ω). An instant's value would not do: it swings with where the instant falls in
         the pages' refresh cycles."""
         md = self.md
-        view = md.refresh_view()
-        history = md.observation_history()
+        with md.snapshot():  # the crawler commits on the loop meanwhile
+            view = md.refresh_view()
+            history = md.observation_history()
         ids = view["id"]
         aligned_cash = np.zeros(len(ids))
         held = ids < len(cash)
