@@ -131,8 +131,8 @@ def _run_directly(path, request, crawler_settings, simweb_port, *, quiet: bool) 
             from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
             resolver = SimWebResolver(simweb_port)
-        probe = CrawlerProbe(
-            md, crawler_settings, Scope(), resolver=resolver, method=request.method
+        probe = CrawlerProbe(  # on the repository's clock (Metadata.repository_clock)
+            md, crawler_settings, Scope(), clock=md.clock, resolver=resolver, method=request.method
         )
         report_ = asyncio.run(
             _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
