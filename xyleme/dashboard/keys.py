@@ -11,6 +11,7 @@ from aiohttp import web
 
 from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveHistory
+from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.settings import DashboardSettings
 
 FIGURES = web.AppKey("figures", RepositoryFigures)
@@ -19,3 +20,4 @@ HISTORY = web.AppKey("history", LiveHistory)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
 ACTIONS = web.AppKey("actions", AdminActions)
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
+QUERIES = web.AppKey("queries", QueryPool)

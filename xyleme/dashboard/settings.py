@@ -29,7 +29,15 @@ class DashboardSettings:
     live_samples_kept: int = 300
     """Samples of live figures kept for the "over time" charts (10 minutes at 2 s)."""
     query_time_limit_s: float = 10.0
-    """Real seconds an XPath query may run before it is stopped."""
+    """Real seconds (and CPU seconds) an XPath query may run before it is stopped."""
+    query_memory_mb: int = 512
+    """Memory an XPath query's worker process may allocate beyond the interpreter's own."""
+    query_workers: int = 2
+    """XPath queries run at once, each in a worker process of the lowest priority."""
+    query_queue: int = 4
+    """XPath queries that may wait for a worker; more are refused with 429 and Retry-After."""
+    max_body_bytes: int = 64 * 1024
+    """The largest request body (an admin action's); a larger one is refused with 413."""
     max_xpath_length: int = 2000
     """Longer XPath expressions are refused."""
     max_neighbours: int = 200
@@ -41,6 +49,11 @@ class DashboardSettings:
         for name in ("top_pages", "page_size", "max_page_size", "due_units", "growth_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"dashboard setting {name} must be at least 1")
+        for name in ("query_memory_mb", "query_workers", "max_body_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"dashboard setting {name} must be at least 1")
+        if self.query_queue < 0 or not self.query_time_limit_s > 0:
+            raise ValueError("dashboard settings query_queue ≥ 0 and query_time_limit_s > 0")
         if self.page_size > self.max_page_size:
             raise ValueError("dashboard setting page_size must not exceed max_page_size")
 

@@ -17,11 +17,12 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, SETTINGS
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.params import int_param, page_target, text_param
+from xyleme.dashboard.queries import QueryBusy, QueryFailed
 from xyleme.dashboard.rendering import live_figures, pager, render, when
-from xyleme.dashboard.warehouse import QueryFailed, run_xpath
+from xyleme.dashboard.warehouse import DOCUMENTS
 
 TIME_FIELDS = frozenset(
     {"first_access", "last_access", "last_change", "last_modified", "next_refresh", "discovered_at"}
@@ -214,18 +215,18 @@ async def _query(request: web.Request) -> dict[str, Any]:
     }
     if not xpath:
         return answer
+    folder = request.app[FIGURES].repo_dir / DOCUMENTS
+    if not folder.is_dir():
+        return answer
     try:
-        results, more = await asyncio.to_thread(
-            run_xpath,
-            request.app[FIGURES].repo_dir,
-            xpath,
-            offset,
-            limit,
-            settings.query_time_limit_s,
-        )
+        results, more = await request.app[QUERIES].run(folder, xpath, offset, limit)
     except QueryFailed as error:
         answer["error"] = str(error)
         return answer
+    except QueryBusy as error:
+        raise web.HTTPTooManyRequests(
+            text=str(error), headers={"Retry-After": str(error.retry_after)}
+        ) from None
     answer.update(results=results, more=more)
     return answer
 
