@@ -96,3 +96,4 @@ async def test_unknown_fields_of_a_json_body_are_named(admin):
     )
     assert response.status == 400
     assert "extra" in (await response.json())["error"]
+    assert daemon.seeds == []
