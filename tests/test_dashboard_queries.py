@@ -101,7 +101,7 @@ async def test_status_answers_while_every_worker_is_busy(aiohttp_client, repo):
 def test_a_worker_is_limited_in_memory_and_priority():
     probe = (
         "import os\n"
-        "from xyleme.dashboard.query_worker import limit_this_process\n"
+        "from xyleme.query_worker import limit_this_process\n"
         "limit_this_process(5.0, 32)\n"
         "print(os.nice(0))\n"
         "try:\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from xyleme.dashboard import admin, views
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.keys import (
     ACTIONS,
@@ -25,6 +26,7 @@ from xyleme.dashboard.keys import (
     HISTORY,
     QUERIES,
     SETTINGS,
+    STATUS,
     TEMPLATES,
 )
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
@@ -89,6 +91,7 @@ def create_app(
         settings.query_memory_mb,
     )
     app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh_settings(repo_dir))
+    app[STATUS] = Refreshed(settings.cache_seconds)
     app[TEMPLATES] = templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token

@@ -9,6 +9,7 @@ from __future__ import annotations
 import jinja2
 from aiohttp import web
 
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveHistory
 from xyleme.dashboard.queries import QueryPool
@@ -21,3 +22,4 @@ ADMIN_TOKEN = web.AppKey("admin_token", str)
 ACTIONS = web.AppKey("actions", AdminActions)
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
 QUERIES = web.AppKey("queries", QueryPool)
+STATUS = web.AppKey("status", Refreshed)

@@ -2,7 +2,7 @@
 
 Ten users asking for expensive queries at once must not take the dashboard's other pages, nor
 the daemon sharing its event loop, down with them. So a query never runs in the server's
-process: each runs in a process of its own (:mod:`.query_worker`, limited in CPU time, memory
+process: each runs in a process of its own (:mod:`xyleme.query_worker`, limited in CPU time, memory
 and priority), at most ``workers`` at a time; ``queue`` more may wait for a turn, and a query
 beyond those is refused at once with :class:`QueryBusy` (HTTP 429 with ``Retry-After``). The
 event loop only waits on the processes' pipes: no thread is held, so the views that read the
@@ -24,7 +24,7 @@ from typing import Any
 from loader import LoaderError
 from loader.query import compile_query
 
-WORKER = "xyleme.dashboard.query_worker"
+WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0
 """Real seconds past the time limit before the parent kills a worker the kernel has not."""
 

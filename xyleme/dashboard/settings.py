@@ -43,7 +43,8 @@ class DashboardSettings:
     max_neighbours: int = 200
     """Children and parents listed on a page view."""
     cache_seconds: float = 2.0
-    """Real seconds one refresh schedule (a scan of every page) serves all requests."""
+    """Real seconds one refresh schedule (a scan of every page) serves all requests; the
+    status figures are recomputed in the background when older."""
 
     def __post_init__(self) -> None:
         for name in ("top_pages", "page_size", "max_page_size", "due_units", "growth_points"):

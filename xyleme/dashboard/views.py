@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.params import int_param, page_target, text_param
 from xyleme.dashboard.queries import QueryBusy, QueryFailed
@@ -33,7 +33,14 @@ TIME_FIELDS = frozenset(
 
 
 async def _status(request: web.Request) -> dict[str, Any]:
-    return await asyncio.to_thread(request.app[FIGURES].status, live_figures(request))
+    """The repository's figures (at most ``cache_seconds`` old, never computed on the
+    request's path but the first) with the daemon's live figures of this instant."""
+    figures, live = request.app[FIGURES], live_figures(request)
+    status = await request.app[STATUS].get(lambda: figures.status(live))
+    if live is None:
+        return status
+    now = live.get("now")
+    return {**status, "live": live, "now": status["now"] if now is None else float(now)}
 
 
 async def api_status(request: web.Request) -> web.Response:
@@ -261,7 +268,7 @@ async def query(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     figures = request.app[FIGURES]
     live = live_figures(request)
-    status = await asyncio.to_thread(figures.status, live)
+    status = await _status(request)
     try:
         due = (await asyncio.to_thread(figures.schedule, "", 0, 1, (live or {}).get("now")))[
             "due_per_unit"

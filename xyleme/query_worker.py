@@ -1,4 +1,4 @@
-"""One dashboard XPath query in a process of its own: ``python -m xyleme.dashboard.query_worker``.
+"""One dashboard XPath query in a process of its own: ``python -m xyleme.query_worker``.
 
 Why a fresh process (not a thread, not a fork of the server): an expression can be cubic in a
 document's size, and lxml holds the GIL while it evaluates, so in the server's process it
@@ -6,8 +6,9 @@ would stall the event loop a daemon shares; a forked copy of a threaded server i
 Here the query gets its own interpreter, whose limits the kernel enforces: CPU seconds
 (``RLIMIT_CPU``: SIGXCPU, then SIGKILL), address space (``RLIMIT_AS``: an allocation past it
 fails, lxml and Python report it as a memory error) and the lowest scheduling priority, so a
-daemon's fetchers and writers keep their CPU. The parent (:mod:`.queries`) also kills it at
-the wall-clock limit.
+daemon's fetchers and writers keep their CPU. The parent (:mod:`xyleme.dashboard.queries`)
+also kills it at the wall-clock limit. It lives outside the dashboard package, whose imports
+(aiohttp, the refresh and ranking modules: 0.75 s) a process per query must not pay.
 
 Reads one JSON request on stdin: ``folder``, ``xpath``, ``offset``, ``limit``,
 ``cpu_seconds``, ``memory_mb``; writes one JSON answer on stdout: ``{"results": [...],
