@@ -7,6 +7,7 @@ checkpoint, which a kill -9 leaves behind); speed 1 is wall time; every stored t
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from pathlib import Path
 
@@ -95,3 +96,9 @@ def test_a_seed_added_without_a_daemon_is_dated_on_the_repositorys_clock(crashed
     with Metadata.open(crashed / "metadata.db", readonly=True) as md:
         seed = md.page_by_url("http://new.test/")
     assert seed.discovered_at >= FUTURE + 3 * SPEED  # simulated, not the wall clock's 2026
+
+
+def test_status_shows_the_time_reached_after_the_checkpoint(crashed):
+    result = CliRunner().invoke(cli, ["--repo", str(crashed), "status", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["clock"] == {"now": FUTURE + 3 * SPEED, "speed": SPEED}

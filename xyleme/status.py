@@ -69,8 +69,9 @@ def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
     """Every figure of ``xyleme status`` as plain JSON-ready values."""
     counts = {kind.value: count for kind, count in md.count_by_type().items() if count}
     clock = _json(md, CLOCK_KEY) or {"now": None, "speed": None}
-    if clock["now"] is not None:  # the checkpoint's, or what was committed after it
-        clock["now"] = md.repository_clock(running=False).now()
+    latest = md.latest_time() if clock["now"] is not None else None
+    if latest is not None:  # reads committed after the last checkpoint (a kill -9)
+        clock["now"] = max(float(clock["now"]), latest)
     return {
         "daemon": {"pid": daemon_pid},
         "paused": is_paused(md),
