@@ -4,9 +4,10 @@ The daemon crawls the simulated web (a child process) with its dashboard mounted
 event loop, as ``xyleme run --http`` does. A client in another process polls ``/api/status``
 all the time and, in the *loaded* windows only, ten clients ask for an expensive XPath query
 each, again and again (waiting ``Retry-After`` when the dashboard answers 429). Quiet and
-loaded windows alternate after a warm-up, so the crawl's own drift (discovery first, then
-refreshes) falls on both alike; after each loaded window the queries still running get their
-time limit to end before the next quiet window starts.
+loaded windows alternate after a warm-up in the order quiet, loaded, loaded, quiet, … so
+that the crawl's own drift (discovery first, then refreshes; a growing repository costs more
+per page) falls on both alike; a loaded window ends when its clients' last queries have
+answered (within their time limit), so none runs into a quiet window.
 
 Reported: the status's p99 latency in quiet and loaded windows, the daemon's pages/s in both
 and their ratio, and beside them what explains them on a shared machine: the p99 lateness of
@@ -98,9 +99,9 @@ class Load:
             poller = asyncio.create_task(self._poll_status(session))
             try:
                 await asyncio.sleep(self.size.warmup_s)
-                for _ in range(self.size.rounds):
-                    await self._window_of(session, loaded=False)
-                    await self._window_of(session, loaded=True)  # its queries end in it
+                for round_ in range(self.size.rounds):  # quiet, loaded; loaded, quiet; …
+                    for loaded in (False, True) if round_ % 2 == 0 else (True, False):
+                        await self._window_of(session, loaded=loaded)  # queries end in it
             finally:
                 poller.cancel()
         return self.windows
