@@ -24,7 +24,7 @@ import numpy as np
 import sqlite_utils
 
 from metadata import schema
-from metadata.clock import Clock, SystemClock
+from metadata.clock import CLOCK_STATE, Clock, SystemClock, decode_clock, resume_clock
 from metadata.encoding import (
     OBSERVATION_BYTES,
     decode_ids,
@@ -157,7 +157,7 @@ class Metadata:
         self._lock = threading.RLock()
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
         self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
-        self._scan_lock = threading.Lock()
+        self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -245,7 +245,10 @@ class Metadata:
         except BaseException:
             conn.close()
             raise
-        return cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        md = cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        if clock is None and not readonly:  # a writer dates what it stores on one rule
+            md.clock = md.repository_clock(running=False)
+        return md
 
     def close(self) -> None:
         """Close the connections (committed data is already safe)."""
@@ -330,9 +333,40 @@ class Metadata:
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
         with self._scan_lock:
-            if self._scanner is None:
-                self._scanner = _connect(self.path, readonly=True, settings=self.settings)
-            return self._scanner.execute(sql, params).fetchall()
+            return self._scan_connection().execute(sql, params).fetchall()
+
+    def _scan_connection(self) -> sqlite3.Connection:
+        """The scans' own read-only connection, opened on first use (hold ``_scan_lock``)."""
+        if self._scanner is None:
+            self._scanner = _connect(self.path, readonly=True, settings=self.settings)
+        return self._scanner
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the whole-table reads of the block see one committed state of the database.
+
+        :meth:`refresh_view` and :meth:`observation_history` are two scans: a crawler that
+        commits between them would give pages whose history the view lacks. Inside the block
+        both read the snapshot taken by the first of them (one read transaction on the scan
+        connection; WAL writers go on meanwhile). Other threads' scans wait for the block to
+        end; blocks nest.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md, md.snapshot():
+        ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
+        (0, 0)
+        """
+        with self._scan_lock:
+            scanner = self._scan_connection()
+            if scanner.in_transaction:  # an outer snapshot() of this thread
+                yield
+                return
+            scanner.execute("BEGIN")
+            try:
+                yield
+            finally:
+                scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -343,6 +377,31 @@ class Metadata:
                 yield self._conn
             finally:
                 self._conn.execute("COMMIT")
+
+    def latest_time(self) -> float | None:
+        """The latest simulated time the repository recorded (a read or failed fetch, a
+        discovery, a refusal), None when empty: a clock resumes from it after a crash, since
+        the clock's own checkpoint may be older than what was committed after it."""
+        with self._scan_lock:
+            conn = self._scan_connection()
+            pages = conn.execute("SELECT max(last_access), max(discovered_at) FROM pages")
+            (refused,) = conn.execute("SELECT max(at) FROM rejected").fetchone()
+            times = [*pages.fetchone(), refused]
+        return max((float(t) for t in times if t is not None), default=None)
+
+    def repository_clock(
+        self, speed: float | None = None, *, start: float | None = None, running: bool = True
+    ) -> Clock:
+        """This repository's clock at ``speed`` (default the stored one, else 1: wall time),
+        resumed from the latest time recorded: :meth:`latest_time` or the stored clock's
+        checkpoint, or from ``start`` (default now) when it recorded none
+        (:func:`~metadata.clock.resume_clock`; ``running=False`` holds a simulated clock
+        still, for a command run while no daemon runs)."""
+        stored = decode_clock(self.get_state(CLOCK_STATE))
+        times = [self.latest_time(), stored[0] if stored else None]
+        latest = max((t for t in times if t is not None), default=None)
+        speed = speed if speed is not None else stored[1] if stored else 1.0
+        return resume_clock(speed, latest, start=start, running=running)
 
     # ------------------------------------------------------------------ Map-Data
 

@@ -146,7 +146,8 @@ class Daemon:
         md = Metadata.open(self.repository / DATABASE, settings=self.config.metadata)
         try:
             scope = check_start(self.config, commands.stored_seeds(md))  # or NoSeedInScope
-            self.lock.acquire()
+            if not self.lock.held:  # run_with_dashboard takes it before announcing itself
+                self.lock.acquire()
         except BaseException:
             md.close()
             raise
@@ -535,8 +536,9 @@ class Daemon:
         this Ω). An instant's value would not do: it swings with where the instant falls in
         the pages' refresh cycles."""
         md = self.md
-        view = md.refresh_view()
-        history = md.observation_history()
+        with md.snapshot():  # the crawler commits on the loop meanwhile
+            view = md.refresh_view()
+            history = md.observation_history()
         ids = view["id"]
         aligned_cash = np.zeros(len(ids))
         held = ids < len(cash)

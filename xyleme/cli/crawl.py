@@ -118,7 +118,7 @@ async def _crawl(
         from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
         resolver = SimWebResolver(simweb_port)
-    crawler = Crawler(md, settings, scope, resolver=resolver)
+    crawler = Crawler(md, settings, scope, clock=md.clock, resolver=resolver)  # its time
     refused = [seed for seed in seeds if not crawler.submit(seed)]
     for seed in refused:  # not a URL, or a trap's shape: the rejected links say why
         click.echo(f"seed refused (see `xyleme page` / rejected links): {seed}", err=True)

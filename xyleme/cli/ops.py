@@ -328,8 +328,11 @@ def status_text(facts: dict[str, Any]) -> str:
 
 
 def _shown(name: str, value: Any) -> str:
+    """One checkpointed figure for a person: a missing one is "never" or "unknown", no None."""
     if name.startswith("last_"):
-        return _when(value)
+        return "never" if value is None else _when(value)
+    if value is None:
+        return "– (no refresh pass yet)" if name == "refreshes_last_unit" else "unknown"
     if name == "queues":
         return queues_text(value)
     if name == "recheck":
@@ -342,6 +345,8 @@ def _shown(name: str, value: Any) -> str:
 
 
 def _number(value: Any) -> str:
+    if value is None:
+        return "unknown"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
