@@ -18,7 +18,7 @@ from ranking.result import RankResult
 from ranking.settings import VARIANTS
 from ranking.sliced import CombinedScan, ScanMonitor
 from ranking.slices import SlicedGraph
-from ranking.stopping import L1Bound, MaxSweeps, RelativeChange, StopRule
+from ranking.stopping import BoundElseChange, L1Bound, MaxSweeps, RelativeChange, StopRule
 
 
 def _checked(result: RankResult, strict: bool) -> RankResult:
@@ -34,8 +34,9 @@ def direct_stop(tol: float, max_sweeps: int, *, renormalise: bool = False) -> St
 
 
 def inverse_stop(tol: float, max_sweeps: int) -> StopRule:
-    """Relative ℓ₁ change after normalisation ≤ tol, or ``max_sweeps``."""
-    return RelativeChange(tol) | MaxSweeps(max_sweeps)
+    """The proven ℓ₁ bound ≤ tol (the relative change where c·r ≥ 1 leaves none), or
+    ``max_sweeps``."""
+    return BoundElseChange(tol) | MaxSweeps(max_sweeps)
 
 
 def pagerank(

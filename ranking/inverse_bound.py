@@ -1,0 +1,168 @@
+"""A proven ℓ₁ error bound for the interest (eq. 6–7), and the weights it needs.
+
+Notation: B = c·Mᵗ (Mᵗ[i, j] = 1/OutDeg(i) for j ∈ Out(i): its rows sum to 1, or 0 for a
+page without links), f = (1 − c)·E', A = B + f·1ᵀ, and M = (Mᵗ)ᵀ the direct ranking's
+matrix (its columns sum to at most 1). Eq. 6–7 is x = r·(B·x + f) with 1ᵀx = 1.
+
+**Theorem.** Let x ≥ 0 with 1ᵀx = 1, r = 1/1ᵀ(B·x + f) (eq. 7), y = r·(B·x + f) (one step
+of eq. 6–7 from x) and d = y − x. Let r̄ = r·max_{x_i > 0} x_i/y_i and s = c·r̄. If some ŵ
+satisfies ŵ ≥ 1 + s·M·ŵ (elementwise), then eq. 6–7 has exactly one solution x* with
+ρ(r*·B) < 1, it is the Perron vector of A, and::
+
+    ‖x − x*‖₁ ≤ 2·ŵᵀ|d|        and, for y,    ‖y − x*‖₁ ≤ 2·ŵᵀ|d| + ‖d‖₁.
+
+*Proof.* (0) ŵ ≥ 1 > 0 and s·M·ŵ ≤ ŵ − 1 < ŵ, so ρ(s·M) < 1 (Collatz–Wielandt), and
+ρ(B) = c·ρ(M) (Mᵗ and M share their spectrum). (1) A·x = y/r ≥ x/r̄, so by the
+Collatz–Wielandt inequality (A ≥ 0, x ≥ 0, x ≠ 0, A·x ≥ μ·x ⇒ ρ(A) ≥ μ, as A^k·x ≥ μ^k·x)
+ρ(A) ≥ 1/r̄. The Perron vector of A, normalised, solves eq. 6–7 with r_P = 1/ρ(A) ≤ r̄, and
+ρ(r_P·B) ≤ ρ(s·M) < 1. For ρ(r·B) < 1 the solution of x = r·(B·x + f) is
+x_r = r·(I − r·B)⁻¹·f, and φ(r) = 1ᵀx_r = Σ_k r^{k+1}·1ᵀB^k·f rises strictly with r (its
+k = 0 term is r·(1 − c)), so φ(r) = 1 at one such r only: x* = x_P and r* = r_P ≤ r̄.
+(2) With e = x* − y + d = x* − x: x* − y = r*·B·x* + r*·f − r·B·x − r·f = r*·B·e + κ·y,
+κ = r*/r − 1, so (I − r*·B)·e = d + κ·y and e = G·d + κ·G·y with G = (I − r*·B)⁻¹ =
+Σ_k (r*·B)^k ≥ 0 (by (0) and (1)). Since 1ᵀe = 0, κ = −1ᵀG·d / 1ᵀG·y (y ≥ 0 and
+1ᵀy = 1, so 1ᵀG·y ≥ 1), and ‖e‖₁ ≤ ‖G·d‖₁ + |κ|·1ᵀG·y = ‖G·d‖₁ + |1ᵀG·d| ≤ 2·1ᵀG·|d| = 2·wᵀ|d|, where
+w = Gᵀ·1 = (I − c·r*·M)⁻¹·1.
+(3) ŵ ≥ w: (I − c·r*·M)·(ŵ − w) = ŵ − c·r*·M·ŵ − 1 ≥ ŵ − s·M·ŵ − 1 ≥ 0 (M, ŵ ≥ 0 and
+s ≥ c·r*), and (I − c·r*·M)⁻¹ = Σ_k (c·r*·M)^k ≥ 0 (by (0)). The bound for y follows by
+the triangle inequality. ∎
+
+**The weights.** w solves w = 1 + s·M·w: a direct ranking of damping s ≈ c·r* (0.966 on
+the benchmark graph) with the teleport 1 and no dangling term. Jacobi sweeps from w = 1
+(a scan of the same slices, in the same pass as the interest) rise to it, and each gives
+the exact residual of the vector it started from: g = w_new − w_old. Then
+ŵ = w_old/(1 − max g) satisfies ŵ ≥ 1 + s·M·ŵ whenever max g < 1 (multiply
+w_old − s·M·w_old = 1 − g ≥ 1 − max g by 1/(1 − max g)). s is lowered to c·r̄ as r̄
+improves (a certificate for a larger s stays valid for a smaller one), and the sweeps stop
+once 1/(1 − max g) ≤ 1 + ``FREEZE``: tighter weights would buy little.
+
+What it costs: w is large on pages with many parents (the error of a page reaches its
+parents), so ŵᵀ|d| weighs the change where an error spreads most; on the benchmark graph the
+bound was 3–19 times the true error along the power method's run (docs/ranking.md). When
+the weights' sweeps do not contract (ρ(s·M) ≥ 1: eq. 6–7 reaches a vector that is not the
+Perron vector, e.g. XML pages without parents beside closed groups of HTML pages) there is
+no bound, and the interest stops on its relative change (its result says so).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ranking import kernels
+from ranking.slices import SlicedGraph, SliceView
+
+#: Stop improving the weights once their certificate factor 1/(1 − max g) is this close to 1.
+FREEZE = 0.02
+#: The weights' sweeps diverge (no bound) when max g has not shrunk over this many sweeps.
+DIVERGENCE_WINDOW = 20
+
+
+class BoundState:
+    """r̄, the weights' damping s and their certificate: what the bound needs, for any solver.
+
+    Examples
+    --------
+    >>> state = BoundState(0.85)
+    >>> state.observe(1.1, 1.001)
+    >>> round(state.weights_damping, 6)
+    0.935935
+    >>> state.certify(0.5)
+    >>> state.bound(1e-9)
+    4e-09
+    """
+
+    def __init__(self, damping: float) -> None:
+        self.damping = damping
+        self.reset()
+
+    def reset(self) -> None:
+        self.r_bar = np.inf
+        self.factor = np.inf
+        self.frozen = False
+        self.increases: list[float] = []
+
+    @property
+    def diverging(self) -> bool:
+        """No certificate, and the weights' largest increase has not shrunk in a window."""
+        window = self.increases[-1 - DIVERGENCE_WINDOW :]
+        return (
+            not np.isfinite(self.factor)
+            and len(window) > DIVERGENCE_WINDOW
+            and window[-1] >= window[0]
+        )
+
+    @property
+    def weights_damping(self) -> float:
+        """s = c·r̄ (inf before the first iterate)."""
+        return self.damping * self.r_bar
+
+    def observe(self, r: float, ratio: float) -> None:
+        """Take the Collatz–Wielandt bound r̄ = r·ratio of an iterate (the best one holds)."""
+        self.r_bar = min(self.r_bar, r * ratio)
+
+    def certify(self, increase: float) -> None:
+        """The weights' last Jacobi sweep raised no page by more than ``increase``."""
+        self.increases.append(increase)
+        self.factor = 1.0 / (1.0 - max(increase, 0.0)) if increase < 1.0 else np.inf
+        self.frozen = self.factor <= 1.0 + FREEZE
+
+    def bound(self, weighted: float) -> float:
+        """2·ŵᵀ|d| for the certified weights, given Σ w_old_i·|d_i|; inf without certificate."""
+        return 2.0 * self.factor * weighted if np.isfinite(self.factor) else np.inf
+
+
+class AdjointWeights:
+    """The weights w = (I − s·M)⁻¹·1 of the bound by Jacobi sweeps over the slices.
+
+    Two page-sized vectors, stored like the direct vector (÷ OutDeg): ``certified`` is the
+    one the last sweep started from, whose certificate :class:`BoundState` holds.
+    """
+
+    def __init__(self, graph: SlicedGraph, state: BoundState) -> None:
+        self.graph = graph
+        self.state = state
+        self.certified = graph.vector("interest-weights")
+        self.next = graph.vector("interest-weights-next")
+        self.share = np.ones(1)
+        self.sweeping = False
+
+    def init(self) -> None:
+        self.certified[:] = 1.0
+        kernels.scale(self.certified, self.graph.outdeg, self.certified)
+        self.sweeping = False
+
+    def begin_sweep(self) -> None:
+        """Sweep only when a damping s < 1 is known and the certificate is not good enough."""
+        damping = self.state.weights_damping
+        self.sweeping = np.isfinite(damping) and damping != 1.0 and not self.state.frozen
+        self.damping = damping
+        self.share[0] = 1.0 / (1.0 - damping) if self.sweeping else 1.0  # (1 − s)·share = 1
+
+    def visit(self, view: SliceView) -> None:
+        if not self.sweeping:
+            return
+        kernels.gauss_seidel_slice(
+            view.indptr,
+            view.sources,
+            view.lo,
+            self.certified,
+            self.graph.outdeg,
+            self.share,  # w = 1 + s·M·w: no dangling term, renormalise with δ = 0
+            self.damping,
+            0.0,
+            False,
+            True,
+            self.next[view.lo : view.hi],
+        )
+
+    def end_sweep(self) -> None:
+        """Certify the vector the sweep started from, then make the new one the next start."""
+        if not self.sweeping:
+            return
+        self.state.certify(kernels.largest_increase(self.next, self.certified, self.graph.outdeg))
+
+    def advance(self) -> None:
+        """After the bound was taken with ``certified``: the next sweep starts from ``next``
+        (unless the certificate is final: then ``certified`` stays what it certifies)."""
+        if self.sweeping and not self.state.frozen:
+            self.certified, self.next = self.next, self.certified
