@@ -317,14 +317,39 @@ def inverse_residual(
 
 
 @_jit
-def largest_increase(new: np.ndarray, old: np.ndarray, outdeg: np.ndarray) -> float:
-    """max_i (new_i − old_i) of two vectors stored like the direct vector (÷ OutDeg)."""
-    largest = -np.inf
-    for i in range(new.shape[0]):
-        degree = outdeg[i]
-        step = new[i] - old[i]
-        largest = max(largest, step * degree if degree > 0 else step)
-    return largest
+def weights_jacobi_slice(
+    indptr: np.ndarray,
+    slice_src: np.ndarray,
+    lo: int,
+    source: np.ndarray,
+    outdeg: np.ndarray,
+    damping: float,
+    lift: float,
+    out: np.ndarray,
+) -> tuple[float, float, float]:
+    """One Jacobi step of the interest bound's weights over the pages of a slice.
+
+    ``source`` holds w/OutDeg (w for pages without links), like the direct vector. For each
+    page, (M·w)_j from its in-links, then h_j = w_j − s·(M·w)_j (exact: the certificate of
+    :mod:`ranking.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
+    like ``source`` into ``out``. Returns (min h over the slice, Σ |w_next − w|, Σ w).
+    """
+    lowest = np.inf
+    moved = 0.0
+    mass = 0.0
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        inflow = 0.0
+        for e in range(indptr[row], indptr[row + 1]):
+            inflow += source[slice_src[e]]
+        degree = outdeg[page]
+        w = source[page] * degree if degree > 0 else source[page]
+        lowest = min(lowest, w - damping * inflow)
+        new = 1.0 + lift * w + damping * inflow
+        moved += abs(new - w)
+        mass += w
+        out[row] = new / degree if degree > 0 else new
+    return lowest, moved, mass
 
 
 @_jit

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ranking import kernels
 from ranking.errors import NoErrorBound
-from ranking.inverse_bound import BoundState
+from ranking.inverse_bound import LIFT, BoundState
 from ranking.iterative import IterativeRanking
 
 
@@ -85,7 +85,7 @@ class PowerIterationInterest(IterativeRanking):
 
     The in-RAM peer of :class:`~ranking.inverse.InversePageRank`, to the same proven bound
     (:mod:`ranking.inverse_bound`): each step x ← r·(c·Mᵗ·x + (1 − c)·E') also makes a
-    Jacobi step of the bound's weights w ← 1 + s·M·w; ``norm_delta`` is then
+    Jacobi step of the bound's weights w ← 1 + ε·w + s·M·w; ``norm_delta`` is then
     2·ŵᵀ|d| + ‖d‖₁ for the new x (d the step), inf until the weights are certified.
 
     Parameters
@@ -135,9 +135,11 @@ class PowerIterationInterest(IterativeRanking):
 
     def step(self) -> None:
         s, weights, new_w = self.state.weights_damping, self.w, None
-        if np.isfinite(s) and s != 1.0 and not self.state.frozen:
-            new_w = 1.0 + s * (self.direct @ weights)
-            self.state.certify(float((new_w - weights).max()))  # certifies ``weights``
+        if np.isfinite(s) and not self.state.frozen:
+            flow = s * (self.direct @ weights)
+            new_w = 1.0 + LIFT * weights + flow
+            change = float(np.abs(new_w - weights).sum() / weights.sum())
+            self.state.certify(float((weights - flow).min()), change)  # certifies ``weights``
         self.last_delta, total, weighted, ratio = kernels.inverse_finish_sweep(
             self.children @ self.x,
             self.outdeg,
