@@ -72,7 +72,7 @@ import numpy as np
 
 from ranking import kernels
 from ranking.direct import copy_distribution
-from ranking.errors import InvalidGraph, NoErrorBound
+from ranking.errors import InvalidGraph
 from ranking.extrapolation import PowerExtrapolation
 from ranking.inverse_bound import AdjointWeights, BoundState
 from ranking.sliced import ScanMonitor, SlicedRanking
@@ -308,10 +308,8 @@ class InversePageRank(SlicedRanking):
 
     def norm_delta(self) -> float:
         """A proven bound on ‖x − x*‖₁ (:mod:`ranking.inverse_bound`), inf until the weights
-        certify one; :class:`NoErrorBound` when their sweeps diverge (no bound exists)."""
-        if self.bound_state.diverging:
-            raise NoErrorBound("the interest's error weights diverge: no ℓ₁ bound on this graph")
-        return self.last_bound
+        certify one; :class:`NoErrorBound` while none can be had (module docstring)."""
+        return self.bound_state.checked(self.last_bound)
 
     def relative_change(self) -> float:
         """‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁ / ‖x⁽ᵗ⁾‖₁ of the last sweep, before normalising x⁽ᵗ⁾."""

@@ -37,14 +37,15 @@ get the slack ε·w_j. Plain sweeps (ε = 0) needed min h > 0 at every page, abo
 on the 1M-page benchmark graph, twice what the interest needs; the slack costs a bound a
 few per cent larger (w_ε is w at the damping s/(1 − ε), divided by 1 − ε). s is lowered to
 c·r̄ as r̄ improves (a certificate for a larger s holds for a smaller one), and the sweeps
-stop once their relative change is below ``FREEZE``.
+stop once 1/min h ≤ 1 + ``FREEZE``.
 
 What it costs: w is large on pages with many parents (the error of a page reaches its
 parents), so ŵᵀ|d| weighs the change where an error spreads most; on the benchmark graph the
 bound was 3–19 times the true error along the power method's run (docs/ranking.md). When
-the weights' sweeps do not contract (ρ(s·M) ≥ 1: eq. 6–7 reaches a vector that is not the
-Perron vector, e.g. XML pages without parents beside closed groups of HTML pages) there is
-no bound, and the interest stops on its relative change (its result says so).
+no certificate has come while s + ε ≥ 1 (the weights' sweeps then have no proven
+convergence, and diverge when ρ(s·M) ≥ 1: eq. 6–7 reaches a vector that is not the Perron
+vector, e.g. XML pages without parents beside closed groups of HTML pages) there is no
+bound yet, and the interest may stop on its relative change (its result says so).
 """
 
 from __future__ import annotations
@@ -52,14 +53,13 @@ from __future__ import annotations
 import numpy as np
 
 from ranking import kernels
+from ranking.errors import NoErrorBound
 from ranking.slices import SlicedGraph, SliceView
 
 #: ε of the weights' sweeps w ← 1 + ε·w + s·M·w (module docstring).
 LIFT = 0.003
-#: The weights stop once certified and their relative ℓ₁ change is below this.
-FREEZE = 1e-3
-#: The weights' sweeps diverge (no bound) when their change has not shrunk in this many.
-DIVERGENCE_WINDOW = 20
+#: The weights stop once their certificate factor 1/min h is at most 1 + FREEZE.
+FREEZE = 0.02
 
 
 class BoundState:
@@ -71,7 +71,7 @@ class BoundState:
     >>> state.observe(1.1, 1.001)
     >>> round(state.weights_damping, 6)
     0.935935
-    >>> state.certify(0.5, 0.1)
+    >>> state.certify(0.5)
     >>> state.bound(1e-9)
     4e-09
     """
@@ -84,33 +84,30 @@ class BoundState:
         self.r_bar = np.inf
         self.factor = np.inf
         self.frozen = False
-        self.changes: list[float] = []
 
     @property
     def weights_damping(self) -> float:
         """s = c·r̄ (inf before the first iterate)."""
         return self.damping * self.r_bar
 
-    @property
-    def diverging(self) -> bool:
-        """No certificate, and the weights' change has not shrunk over a window of sweeps."""
-        window = self.changes[-1 - DIVERGENCE_WINDOW :]
-        return (
-            not np.isfinite(self.factor)
-            and len(window) > DIVERGENCE_WINDOW
-            and window[-1] >= window[0]
-        )
+    def checked(self, bound: float) -> float:
+        """``bound``, unless no bound can be had yet: no certificate while s + ε ≥ 1, where
+        the weights' sweeps need not converge (raises :class:`NoErrorBound`)."""
+        if not np.isfinite(self.factor) and self.weights_damping + LIFT >= 1.0:
+            raise NoErrorBound(
+                f"no ℓ₁ bound on the interest: the weights' damping s = "
+                f"{self.weights_damping:.4g} leaves them no proven convergence"
+            )
+        return bound
 
     def observe(self, r: float, ratio: float) -> None:
         """Take the Collatz–Wielandt bound r̄ = r·ratio of an iterate (the best one holds)."""
         self.r_bar = min(self.r_bar, r * ratio)
 
-    def certify(self, lowest: float, change: float) -> None:
-        """The weights' vector has min h = ``lowest``; their sweep changed them by ``change``
-        (relative ℓ₁)."""
-        self.changes.append(change)
+    def certify(self, lowest: float) -> None:
+        """The weights' vector has min h = ``lowest``."""
         self.factor = 1.0 / lowest if lowest > 0 else np.inf
-        self.frozen = bool(np.isfinite(self.factor) and change <= FREEZE)
+        self.frozen = bool(self.factor <= 1.0 + FREEZE)
 
     def bound(self, weighted: float) -> float:
         """2·ŵᵀ|d| = 2·Σ w_i·|d_i| / min h; inf without certificate."""
@@ -132,7 +129,6 @@ class AdjointWeights:
         self.damping = 1.0
         self.sweeping = False
         self._lowest = np.inf
-        self._moved = self._mass = 0.0
 
     def init(self) -> None:
         self.certified[:] = 1.0
@@ -143,11 +139,11 @@ class AdjointWeights:
         """Sweep once r̄ is known, until the certificate is final."""
         self.damping = self.state.weights_damping
         self.sweeping = bool(np.isfinite(self.damping)) and not self.state.frozen
-        self._lowest, self._moved, self._mass = np.inf, 0.0, 0.0
+        self._lowest = np.inf
 
     def visit(self, view: SliceView) -> None:
         if self.sweeping:
-            lowest, moved, mass = kernels.weights_jacobi_slice(
+            lowest = kernels.weights_jacobi_slice(
                 view.indptr,
                 view.sources,
                 view.lo,
@@ -158,13 +154,11 @@ class AdjointWeights:
                 self.next[view.lo : view.hi],
             )
             self._lowest = min(self._lowest, lowest)
-            self._moved += moved
-            self._mass += mass
 
     def end_sweep(self) -> None:
         """Certify the vector the sweep started from."""
         if self.sweeping:
-            self.state.certify(self._lowest, self._moved / self._mass)
+            self.state.certify(self._lowest)
 
     def advance(self) -> None:
         """After the bound was taken with ``certified``: the next sweep starts from ``next``

@@ -11,7 +11,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ranking import kernels
-from ranking.errors import NoErrorBound
 from ranking.inverse_bound import LIFT, BoundState
 from ranking.iterative import IterativeRanking
 
@@ -138,8 +137,7 @@ class PowerIterationInterest(IterativeRanking):
         if np.isfinite(s) and not self.state.frozen:
             flow = s * (self.direct @ weights)
             new_w = 1.0 + LIFT * weights + flow
-            change = float(np.abs(new_w - weights).sum() / weights.sum())
-            self.state.certify(float((weights - flow).min()), change)  # certifies ``weights``
+            self.state.certify(float((weights - flow).min()))  # certifies ``weights``
         self.last_delta, total, weighted, ratio = kernels.inverse_finish_sweep(
             self.children @ self.x,
             self.outdeg,
@@ -156,9 +154,7 @@ class PowerIterationInterest(IterativeRanking):
         self.sweeps += 1
 
     def norm_delta(self) -> float:
-        if self.state.diverging:
-            raise NoErrorBound("the interest's error weights diverge: no ℓ₁ bound on this graph")
-        return self.last_bound
+        return self.state.checked(self.last_bound)
 
     def relative_change(self) -> float:
         return self.last_delta

@@ -73,19 +73,14 @@ class L1Bound(StopRule):
         return f"L1Bound({self.tol:g})"
 
 
-class BoundElseChange(StopRule):
+class BoundElseChange(L1Bound):
     """Stop when the proven ℓ₁ bound is at most ``tol``; where the ranking shows that no bound
     exists for its input (it raises :class:`~ranking.errors.NoErrorBound`), when the
     relative change is. The result's ``figure_name`` says which figure stopped it.
 
-    For the interest: its bound needs c·r < 1 (:mod:`ranking.inverse_bound`), which a graph
-    whose XML pages have no parents can break.
+    For the interest: its bound needs weights that converge (:mod:`ranking.inverse_bound`),
+    which a graph whose XML pages have no parents can prevent.
     """
-
-    def __init__(self, tol: float) -> None:
-        if not tol > 0:
-            raise ValueError(f"the ℓ₁ bound must be positive, not {tol}")
-        self.tol = tol
 
     def check(self, ranking: IterativeRanking) -> StopRule | None:
         if ranking.sweeps == 0:
