@@ -326,16 +326,15 @@ def weights_jacobi_slice(
     damping: float,
     lift: float,
     out: np.ndarray,
-) -> tuple[float, float]:
+) -> float:
     """One Jacobi step of the interest bound's weights over the pages of a slice.
 
     ``source`` holds w/OutDeg (w for pages without links), like the direct vector. For each
     page, (M·w)_j from its in-links, then h_j = w_j − s·(M·w)_j (exact: the certificate of
     :mod:`ranking.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
-    like ``source`` into ``out``. Returns (min h over the slice, Σ |w_next − w|).
+    like ``source`` into ``out``. Returns min h over the slice.
     """
     lowest = np.inf
-    moved = 0.0
     for row in range(indptr.shape[0] - 1):
         page = lo + row
         inflow = 0.0
@@ -345,9 +344,8 @@ def weights_jacobi_slice(
         w = source[page] * degree if degree > 0 else source[page]
         lowest = min(lowest, w - damping * inflow)
         new = 1.0 + lift * w + damping * inflow
-        moved += abs(new - w)
         out[row] = new / degree if degree > 0 else new
-    return lowest, moved
+    return lowest
 
 
 @_jit

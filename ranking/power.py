@@ -133,6 +133,8 @@ class PowerIterationInterest(IterativeRanking):
         self.w = np.ones(len(self.x))
 
     def step(self) -> None:
+        if self.state.restart_weights():
+            self.w = np.ones(len(self.x))
         s, weights, new_w = self.state.weights_damping, self.w, None
         if np.isfinite(s) and not self.state.frozen:
             flow = s * (self.direct @ weights)
