@@ -1,7 +1,8 @@
 """One-call rankings of a sliced graph: importance, interest, or both in one scan.
 
-These choose the stop rules the issue fixes (an ℓ₁ error bound for the direct vector, the
-relative change for the inverse and renormalised ones, a max-sweeps guard for all) and turn
+These choose the stop rules the issues fix (a proven ℓ₁ error bound for the direct vector and
+for the interest, the relative change for the renormalised direct vector and where the
+interest can have no bound, a max-sweeps guard for all) and turn
 a guard that ran out into :class:`~ranking.errors.NotConverged` unless ``strict=False``.
 """
 
@@ -34,7 +35,7 @@ def direct_stop(tol: float, max_sweeps: int, *, renormalise: bool = False) -> St
 
 
 def inverse_stop(tol: float, max_sweeps: int) -> StopRule:
-    """The proven ℓ₁ bound ≤ tol (the relative change where c·r ≥ 1 leaves none), or
+    """The proven ℓ₁ bound ≤ tol (the relative change where none can be had), or
     ``max_sweeps``."""
     return BoundElseChange(tol) | MaxSweeps(max_sweeps)
 

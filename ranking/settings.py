@@ -25,7 +25,7 @@ class RankingSettings:
     damping: float = _setting(0.85, "damping factor c of PageRank (§5.1 eq. 5), in ]0, 1[")
     tol: float = _setting(
         1e-8,
-        "stop the importance at an ℓ₁ error bound ≤ tol, the interest at a relative change ≤ tol",
+        "stop the importance and the interest at a proven ℓ₁ error bound ≤ tol",
     )
     max_sweeps: int = _setting(1000, "guard: fail after this many sweeps without converging")
     memory: str = _setting(
