@@ -62,6 +62,10 @@ from ranking.slices import SlicedGraph, SliceView
 LIFT = 0.003
 #: The weights stop once their certificate factor 1/min h is at most 1 + FREEZE.
 FREEZE = 0.02
+#: Weight sweeps (after their restart) without a certificate before the bound is given up:
+#: a guard, so that a graph where it never comes still gets its interest (they came within
+#: 80 on the benchmark graphs).
+PATIENCE = 400
 
 
 class BoundState:
@@ -87,6 +91,7 @@ class BoundState:
         self.factor = np.inf
         self.frozen = False
         self.contracting = False
+        self.weight_sweeps = 0
 
     def restart_weights(self) -> bool:
         """True once, when s + ε first falls below 1: the weights restart from 1 then, so that
@@ -103,13 +108,17 @@ class BoundState:
         return self.damping * self.r_bar
 
     def checked(self, bound: float) -> float:
-        """``bound``, unless no bound can be had yet: no certificate while s + ε ≥ 1, where
-        the weights' sweeps need not converge (raises :class:`NoErrorBound`)."""
-        if not np.isfinite(self.factor) and self.weights_damping + LIFT >= 1.0:
-            raise NoErrorBound(
-                f"no ℓ₁ bound on the interest: the weights' damping s = "
-                f"{self.weights_damping:.4g} leaves them no proven convergence"
-            )
+        """``bound``, unless no bound can be had: no certificate while s + ε ≥ 1, where the
+        weights' sweeps need not converge, or after ``PATIENCE`` weight sweeps (raises
+        :class:`NoErrorBound`)."""
+        if not np.isfinite(self.factor):
+            if self.weights_damping + LIFT >= 1.0:
+                raise NoErrorBound(
+                    f"no ℓ₁ bound on the interest: the weights' damping s = "
+                    f"{self.weights_damping:.4g} leaves them no proven convergence"
+                )
+            if self.weight_sweeps >= PATIENCE:
+                raise NoErrorBound(f"no certificate for the interest's bound in {PATIENCE} sweeps")
         return bound
 
     def observe(self, r: float, ratio: float) -> None:
@@ -118,6 +127,7 @@ class BoundState:
 
     def certify(self, lowest: float) -> None:
         """The weights' vector has min h = ``lowest``."""
+        self.weight_sweeps += self.contracting
         self.factor = 1.0 / lowest if lowest > 0 else np.inf
         self.frozen = bool(self.factor <= 1.0 + FREEZE)
 

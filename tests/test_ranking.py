@@ -381,3 +381,19 @@ def test_damping_outside_the_open_interval_is_refused(graph):
 def test_the_docstring_examples_run(module):
     failures, _ = doctest.testmod(importlib.import_module(f"ranking.{module}"))
     assert failures == 0
+
+
+def test_the_interest_bound_is_given_up_when_its_weights_are_never_certified():
+    from ranking.inverse_bound import PATIENCE, BoundState
+
+    state = BoundState(0.85)
+    state.observe(1.1, 1.0)  # s = 0.935: the weights' sweeps converge
+    assert state.restart_weights() and not state.restart_weights()
+    for _ in range(PATIENCE - 1):
+        state.certify(-1.0)  # min h ≤ 0: no certificate
+    assert state.checked(np.inf) == np.inf  # not yet: the stop rule waits
+    state.certify(-1.0)
+    with pytest.raises(NoErrorBound):  # then the interest stops on its relative change
+        state.checked(np.inf)
+    state.certify(0.5)
+    assert state.checked(1e-9) == 1e-9
