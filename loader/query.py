@@ -50,7 +50,7 @@ def compile_query(expression: str, namespaces: dict[str, str]) -> etree.XPath:
     """Compile an XPath 1.0 expression, or raise :class:`QueryError` saying why not."""
     try:
         return etree.XPath(expression, namespaces=namespaces)
-    except etree.XPathSyntaxError as error:
+    except (etree.XPathSyntaxError, ValueError) as error:  # ValueError: NUL, control chars
         raise QueryError(f"invalid XPath {expression!r}: {error}") from None
 
 

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 
 
 class PageType(enum.StrEnum):
-    """The type of a page as the paper's Refresh-Data lists it, plus UNKNOWN.
+    """The type of a page as the paper's Refresh-Data lists it, plus UNKNOWN and RESOURCE.
 
     UNKNOWN is a URL discovered (it has a URL-Id) but never read; ERROR a page whose last
     read failed (the reason says why; it is retried with back-off); DEAD a page Xyleme
     believes gone from the web (404/410, DNS failure, too many errors), re-checked only in the
-    background.
+    background. RESOURCE is a body read but not a document (an image, a script, a style
+    sheet…, by its Content-Type or sniffed): recorded with its type, size and MD5, never
+    loaded, never refreshed, and left out of the link matrix of the rankings (§5: a link to
+    an image is no vote for a page of the warehouse).
     """
 
     HTML = "HTML"
@@ -26,6 +29,7 @@ class PageType(enum.StrEnum):
     ERROR = "ERROR"
     DEAD = "DEAD"
     UNKNOWN = "UNKNOWN"
+    RESOURCE = "RESOURCE"  # appended: the codes of the others never change
 
 
 PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in enumerate(PageType)}

@@ -5,15 +5,24 @@ to punycode, default ports dropped, dot segments resolved, percent-encoding norm
 (unreserved characters decoded, hex digits upper-cased, unsafe characters encoded). We chose
 yarl over ``w3lib.url.canonicalize_url`` because w3lib sorts the query arguments and rewrites
 ``%20`` as ``+``, and a server is free to give ``?b=2&a=1`` a different meaning from
-``?a=1&b=2``: the query is kept in the order the page wrote it. What is ours is only the
+``?a=1&b=2``: the query is kept in the order the page wrote it. What is ours is the
 policy of what may get a URL-Id at all (``http``/``https`` with a well-formed host, at most
-:data:`MAX_URL_LENGTH` characters) and two small choices: the fragment is dropped (it never
-reaches the server) and an empty path becomes ``/`` (the same request line).
+:data:`MAX_URL_LENGTH` characters), two small choices (the fragment is dropped: it never
+reaches the server; an empty path becomes ``/``: the same request line), and what the WHATWG
+URL Standard (https://url.spec.whatwg.org/) does before yarl sees the text, so a URL is
+spelled as a browser would request it: leading and trailing C0 controls and spaces are
+stripped, tabs and newlines removed, ``\\`` before the query read as ``/``, a space in the
+query written ``%20`` (yarl would write ``+``, which servers read as another character), and
+a non-ASCII query encoded in the page's encoding (``query_encoding``), an unencodable
+character as ``%26%23NNNN%3B``. Paths are always UTF-8 and hosts go through IDNA (yarl).
+Each step's output is a fixed point of every step, so canonicalising twice changes nothing.
 """
 
 from __future__ import annotations
 
+import codecs
 import functools
+from urllib.parse import quote_from_bytes
 
 from yarl import URL
 
@@ -25,16 +34,34 @@ MAX_URL_LENGTH = 2048
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 _HOST_FORBIDDEN = frozenset(' \t\r\n%<>"{}|\\^`')
 _CANONICAL_CACHE = 8192  # URLs: pages of a site link to the same few (a loader batch: 5x)
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+# The URL Standard's special-query percent-encode set is C0, space, ", #, <, > and ':
+# everything else printable stays as written (``%`` too: escapes are kept).
+_QUERY_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in "\"#<>'")
+
+
+def _charref_in_url(error: UnicodeError) -> tuple[str, int]:
+    """A character the query's encoding lacks, as the URL Standard writes it: ``&#N;``
+    percent-encoded."""
+    assert isinstance(error, UnicodeEncodeError)
+    chars = error.object[error.start : error.end]
+    return "".join(f"%26%23{ord(char)}%3B" for char in chars), error.end
+
+
+codecs.register_error("xyleme-url-charref", _charref_in_url)
 
 
 @functools.lru_cache(maxsize=_CANONICAL_CACHE)
-def canonicalize_url(url: str) -> str:
+def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
     """The canonical spelling of ``url``, or :class:`InvalidURL` saying why it has none.
 
     Parameters
     ----------
     url : str
         An absolute URL as found in a page or a seed list (surrounding white space ignored).
+    query_encoding : str
+        The Python codec of the page the URL was found in: a non-ASCII query is encoded
+        with it (the URL Standard's rule; paths are always UTF-8). UTF-8 by default.
 
     Returns
     -------
@@ -53,8 +80,10 @@ def canonicalize_url(url: str) -> str:
     'http://example.com/a/c?b=2&a=1'
     >>> canonicalize_url("https://bücher.example/%7euser")
     'https://xn--bcher-kva.example/~user'
+    >>> canonicalize_url("http://a.example/päge?q=ä b€", "cp1252")
+    'http://a.example/p%C3%A4ge?q=%E4%20b%80'
     """
-    text = url.strip()
+    text = _as_browsers_read(url, query_encoding)
     if len(text) > 4 * MAX_URL_LENGTH:
         # Not worth parsing: no normalisation shortens it enough.
         raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
@@ -79,3 +108,20 @@ def canonicalize_url(url: str) -> str:
     if len(canonical) > MAX_URL_LENGTH:
         raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
     return canonical
+
+
+def _as_browsers_read(url: str, query_encoding: str) -> str:
+    """The URL Standard's preparation of ``url`` (see the module docstring); ASCII stays."""
+    text = url.strip(_C0_AND_SPACE)
+    if "\t" in text or "\n" in text or "\r" in text:
+        text = text.replace("\t", "").replace("\n", "").replace("\r", "")
+    text = text.split("#", 1)[0]
+    before, question, query = text.partition("?")
+    if "\\" in before:
+        before = before.replace("\\", "/")
+    if not question:
+        return before.replace(" ", "%20")
+    if not query.isascii():
+        codec = query_encoding if query_encoding else "utf-8"
+        query = quote_from_bytes(query.encode(codec, "xyleme-url-charref"), safe=_QUERY_SAFE)
+    return f"{before.replace(' ', '%20')}?{query.replace(' ', '%20')}"

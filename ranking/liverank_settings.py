@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from ranking.liverank_errors import UnknownStrategy
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
 
 STATIC_STRATEGIES = ("r", "i", "p")
 """§2.3: random permutation, decreasing in-degree, PageRank."""
@@ -18,37 +21,29 @@ SAMPLE_KINDS = ("random", "pagerank", "indegree")
 """How the sample Z is drawn (§4.1.2): uniformly, or the top pages by P or by I."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=SETTINGS)
 class LiveRankSettings:
-    """How to order a re-check; every field has the default the paper found best for the web.
+    """How to order a re-check; every field has the default the paper found best for the web."""
 
-    ``strategy``: one of :data:`STRATEGIES`; P_a^{+/-} with a random sample is within a
-    factor 2 of the ideal up to half the live pages on web graphs (§4.1.2).
-    ``sample``: the size z of the training set: a fraction of the pages when below 1, a page
-    count otherwise (the paper tests 100,000 of 18.5 million pages, about 0.5 %).
-    ``sample_kind``: one of :data:`SAMPLE_KINDS`.
-    ``damping``: d of eq. (1) for every PageRank computed (§2.3: 0.85).
-    ``seed``: seeds the random permutation R, the random sample and ASF's tie-breaks, so an
-    ordering is reproducible.
-    """
-
-    strategy: str = "pa_pm"
-    sample: float = 0.01
-    sample_kind: str = "random"
-    damping: float = 0.85
-    seed: int = 0
+    strategy: Literal[STRATEGIES] = "pa_pm"
+    """One of :data:`STRATEGIES`; P_a^{+/-} with a random sample is within a factor 2 of the
+    ideal up to half the live pages on web graphs (§4.1.2)."""
+    sample: Annotated[float, Field(ge=0.0, le=1e10)] = 0.01
+    """The size z of the training set: a fraction of the pages when below 1, a whole page
+    count otherwise (the paper tests 100,000 of 18.5 million pages, about 0.5 %)."""
+    sample_kind: Literal[SAMPLE_KINDS] = "random"
+    """One of :data:`SAMPLE_KINDS`."""
+    damping: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.85
+    """d of eq. (1) for every PageRank computed (§2.3: 0.85)."""
+    seed: Annotated[int, Field(ge=0, le=2**64 - 1)] = 0
+    """Seeds the random permutation R, the random sample and ASF's tie-breaks, so an
+    ordering is reproducible."""
 
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise UnknownStrategy("strategy", self.strategy, STRATEGIES)
-        if self.sample_kind not in SAMPLE_KINDS:
-            raise UnknownStrategy("sample kind", self.sample_kind, SAMPLE_KINDS)
-        if self.sample < 0 or (self.sample >= 1 and self.sample != int(self.sample)):
+        if self.sample >= 1 and self.sample != int(self.sample):
             raise ValueError(
                 f"sample must be a fraction in [0, 1) or a whole page count, not {self.sample}"
             )
-        if not 0.0 < self.damping < 1.0:
-            raise ValueError(f"the damping factor must lie in (0, 1), not {self.damping}")
 
     def sample_size(self, n_pages: int) -> int:
         """z for a snapshot of ``n_pages`` pages (never more than the snapshot)."""

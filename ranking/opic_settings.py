@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Literal, get_args
 
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
 from ranking.opic import OPIC
 from ranking.opic_select import STRATEGIES, PageSelector
 from ranking.opic_windows import (
@@ -14,45 +18,41 @@ from ranking.opic_windows import (
     variable_window,
 )
 
-WINDOW_POLICIES = ("interpolation", "variable", "fixed", "full")
+WindowPolicy = Literal["interpolation", "variable", "fixed", "full"]
+WINDOW_POLICIES = get_args(WindowPolicy)
 """Accepted values of :attr:`OPICSettings.window`."""
+Selection = Literal[tuple(STRATEGIES)]
+"""Accepted values of :attr:`OPICSettings.selection`: the names of the strategies."""
+
+MAX_MEASURES = 10_000
+"""Measures kept per page, at most: the history's memory grows with measures × pages."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=SETTINGS)
 class OPICSettings:
     """How the daemon runs OPIC. Spans are in G-time: 1 ≈ one read of every page (§3.2)."""
 
-    damping: float = 0.85
+    damping: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.85
     """``c``: share of a read page's cash for its children; the rest goes to the virtual page,
     so the fixpoint is PageRank(c), the ranking module's."""
-    window: str = "interpolation"
+    window: WindowPolicy = "interpolation"
     """History policy (§3.3): ``interpolation`` (Xyleme's, one measure per page), ``variable``
     (last ``measures`` reads), ``fixed`` (reads of the last ``span``) or ``full`` (static)."""
-    span: float = 4.0
+    span: Annotated[float, Field(gt=0.0, le=1e6)] = 4.0
     """Window length T in G-time for ``interpolation`` and ``fixed``."""
-    measures: int = 8
+    measures: Annotated[int, Field(ge=1, le=MAX_MEASURES)] = 8
     """Measures kept per page by ``variable``; the memory cap of ``fixed``."""
-    min_measures: int = 3
+    min_measures: Annotated[int, Field(ge=0, le=MAX_MEASURES)] = 3
     """Minimum measures per page of ``fixed`` (the paper's Improved Fixed Window; 0: plain)."""
-    selection: str = "greedy"
+    selection: Selection = "greedy"
     """Page selection for discovery (§3.1): ``greedy``, ``random`` or ``cycle``."""
-    discovery_cash: float = 1.0
+    discovery_cash: Annotated[float, Field(ge=0.0, le=1e6)] = 1.0
     """Cash a new page takes from the virtual page, in units of the mean cash per page."""
-    xml_weight: float = 1.0
+    xml_weight: Annotated[float, Field(gt=0.0, le=1e6)] = 1.0
     """Weight of pages suspected to be XML in the virtual page's payments (1: no bias; 2:
     twice the share). Above 1 the estimates become PageRank personalised towards XML."""
-    checkpoint_key: str = "opic"
+    checkpoint_key: Annotated[str, Field(min_length=1, max_length=128)] = "opic"
     """Key of the snapshot in the metadata's state blobs."""
-
-    def __post_init__(self) -> None:
-        if self.window not in WINDOW_POLICIES:
-            raise ValueError(f"window must be one of {WINDOW_POLICIES}, got {self.window!r}")
-        if self.selection not in STRATEGIES:
-            raise ValueError(
-                f"selection must be one of {tuple(STRATEGIES)}, got {self.selection!r}"
-            )
-        if not self.xml_weight > 0:
-            raise ValueError(f"xml_weight must be positive, got {self.xml_weight!r}")
 
     def build_window(self) -> HistoryWindow:
         """The window policy these settings name."""

@@ -1,47 +1,46 @@
-"""The ranking module's settings: a typed dataclass of documented defaults.
+"""The ranking module's settings: a typed dataclass of documented defaults and ranges.
 
-Each field's ``doc`` metadata is its one-line documentation, for the repository's
+Written in the convention of every package's settings (``metadata.settings``): each field
+declares its range and is followed by its one-line documentation, for the repository's
 ``xyleme.toml`` and the CLI's help.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Literal, get_args
 
+from pydantic import AfterValidator, Field
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
 from ranking.memory import parse_size
 
-VARIANTS = ("PR'", "PR''")
+Variant = Literal["PR'", "PR''"]
+VARIANTS = get_args(Variant)
+
+MIN_MEMORY = 1 << 20
+MAX_MEMORY = 1 << 40
 
 
-def _setting(default: Any, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
+def memory_budget(text: str) -> str:
+    """a size from 1MB to 1TB, such as "256MB" or "2G" (binary units)"""
+    size = parse_size(text)
+    if not MIN_MEMORY <= size <= MAX_MEMORY:
+        raise ValueError(f"{text!r} is not between 1MB and 1TB")
+    return text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class RankingSettings:
     """How importance and interest are computed; every field has a documented default."""
 
-    damping: float = _setting(0.85, "damping factor c of PageRank (§5.1 eq. 5), in ]0, 1[")
-    tol: float = _setting(
-        1e-8,
-        "stop the importance and the interest at a proven ℓ₁ error bound ≤ tol",
-    )
-    max_sweeps: int = _setting(1000, "guard: fail after this many sweeps without converging")
-    memory: str = _setting(
-        "256MB", "memory budget of a ranking run: fixes the number of matrix slices (§5.3)"
-    )
-    variant: str = _setting(
-        "PR'", "interest teleport E': PR' uniform on XML pages, PR'' their importance (§5.2)"
-    )
-
-    def __post_init__(self) -> None:
-        if not 0 < self.damping < 1:
-            raise ValueError("damping must lie in ]0, 1[")
-        if not self.tol > 0:
-            raise ValueError("tol must be positive")
-        if self.max_sweeps < 1:
-            raise ValueError("max_sweeps must be at least 1")
-        parse_size(self.memory)
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+    damping: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.85
+    """damping factor c of PageRank (§5.1 eq. 5), in ]0, 1["""
+    tol: Annotated[float, Field(ge=1e-15, le=0.1)] = 1e-8
+    """stop the importance and the interest at a proven ℓ₁ error bound ≤ tol"""
+    max_sweeps: Annotated[int, Field(ge=1, le=1_000_000)] = 1000
+    """guard: fail after this many sweeps without converging"""
+    memory: Annotated[str, Field(max_length=32), AfterValidator(memory_budget)] = "256MB"
+    """memory budget of a ranking run: fixes the number of matrix slices (§5.3)"""
+    variant: Variant = "PR'"
+    """interest teleport E': PR' uniform on XML pages, PR'' their importance (§5.2)"""

@@ -42,7 +42,7 @@ def test_config_show_prints_every_section_with_its_documentation(repo):
 
 def test_config_show_names_a_wrong_key(repo):
     (repo / "xyleme.toml").write_text("[bandwidth]\nbandwith = 1\n")
-    assert "unknown key 'bandwith' in [bandwidth]" in xyleme(repo, "config", "show", code=1)
+    assert "unknown key 'bandwith' in [bandwidth]" in xyleme(repo, "config", "show", code=2)
 
 
 def test_config_show_reads_another_file(repo, tmp_path):

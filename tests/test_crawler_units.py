@@ -9,16 +9,15 @@ import zlib
 
 import pytest
 
-from metadata import PageType
 from xyleme import signals
 from xyleme.crawler import CrawlerSettings, FetchError, Level, Request, Scope, SeenURLs
-from xyleme.crawler.content import classify
+from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.fetcher import Response, decoded_pieces
 from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.htmlparse import extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache
-from xyleme.crawler.scope import TrapGuard, unwanted_suffix_reason
+from xyleme.crawler.traps import TrapGuard
 
 # ---------------------------------------------------------------------- seen-URL table
 
@@ -73,7 +72,10 @@ def test_scope_hosts_domains_prefixes_and_deny_list():
     assert scope.refusal("http://a.b.simweb.test/") is None
     assert scope.refusal("http://other.example/pub/doc.xml") is None
     assert scope.refusal("http://other.example/elsewhere").startswith("out of scope")
-    assert scope.refusal("http://x.bad.simweb.test/") == "out of scope: denied by bad.simweb.test"
+    assert (
+        scope.refusal("http://x.bad.simweb.test/")
+        == "out of scope: denied by deny:domain:bad.simweb.test"
+    )
     assert "denied" in scope.refusal("http://one.example/private/a")
     assert Scope().refusal("http://anything.example/") is None
 
@@ -83,29 +85,10 @@ def test_trap_guard_and_suffix_filter():
     assert guard.refusal("http://a.example/a/b/c") is None
     assert "path segments" in guard.refusal("http://a.example/a/b/c/d/e")
     assert "characters" in guard.refusal("http://a.example/" + "x" * 40)
-    assert (
-        unwanted_suffix_reason("http://a.example/photo.JPG") == "suffix .jpg: neither HTML nor XML"
-    )
-    assert unwanted_suffix_reason("http://a.example/feed.xml") is None
-    assert unwanted_suffix_reason("http://a.example/dir.v2/page") is None
-
-
-@pytest.mark.parametrize(
-    ("content_type", "url", "head", "expected"),
-    [
-        ("text/html; charset=utf-8", "http://a/x", b"", PageType.HTML),
-        ("application/atom+xml", "http://a/x", b"", PageType.XML),
-        ("image/svg+xml", "http://a/x.svg", b"", PageType.XML),
-        ("application/xml-dtd", "http://a/x", b"", PageType.DTD),
-        ("text/plain", "http://a/doc.dtd", b"<!ELEMENT a ANY>", PageType.DTD),
-        (None, "http://a/x", b"\xef\xbb\xbf<?xml version='1.0'?><a/>", PageType.XML),
-        ("application/octet-stream", "http://a/x", b"<!DOCTYPE html><p>", PageType.HTML),
-        ("image/png", "http://a/x", b"", None),
-        ("text/plain", "http://a/x", b"just text", None),
-    ],
-)
-def test_classify_content(content_type, url, head, expected):
-    assert classify(content_type, url, head) == expected
+    deny = SuffixDenyList(frozenset(CrawlerSettings().denied_suffixes))
+    assert deny.refusal("http://a.example/photo.JPG") == "suffix .jpg: binary media"
+    assert deny.refusal("http://a.example/feed.xml") is None
+    assert deny.refusal("http://a.example/dir.v2/page") is None
 
 
 # ---------------------------------------------------------------------- HTML links
@@ -123,6 +106,7 @@ def test_extract_links_resolves_against_base_and_canonicalises():
       <a href="http://[bad/">bad</a></body></html>"""
     found = extract_links(body, "http://ignored.example/page")
     assert found.links == [
+        "http://b.example/canonical",
         "http://b.example/dir/feed.rss",
         "http://b.example/dir/a.html",
         "http://b.example/up?q=1",

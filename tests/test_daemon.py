@@ -69,7 +69,7 @@ def test_state_commands_are_answered_by_the_running_daemon(repo, daemon):
 def test_run_refuses_a_wrong_configuration_naming_the_key(tmp_path):
     repo = make_repository(tmp_path / "repo", "[clock]\nsped = 2\n")
     code, output = xyleme(repo, "run")
-    assert code == 1 and "unknown key 'sped' in [clock]" in output
+    assert code == 2 and "unknown key 'sped' in [clock]" in output
 
 
 def test_run_refuses_a_folder_that_is_not_a_repository(tmp_path):

@@ -64,7 +64,7 @@ def test_truth_summary_and_output_file(tmp_path):
 def test_bad_settings_are_a_clear_error_not_a_traceback():
     result = CliRunner().invoke(cli, ["simweb", "truth", "--hosts", "0"])
     assert result.exit_code == 2
-    assert "hosts must be at least 1" in result.output
+    assert "hosts = 0: must be an integer in [1, 100000]" in result.output
     assert "Traceback" not in result.output
 
 

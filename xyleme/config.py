@@ -2,9 +2,10 @@
 
 The configuration is composed from the settings dataclasses the packages own (Scrapy's one
 settings module, split by owner): :class:`Config` has one field per TOML section, typed by
-that section's dataclass. Loading refuses an unknown section or key, or a value of the
-wrong type or out of range, with a :class:`ConfigError` that names the file, the section and
-the key, so a daemon never starts on a configuration it misread.
+that section's dataclass, whose fields declare their type and range (``metadata.settings``).
+Loading refuses an unknown section or key, or a value of the wrong type or out of range,
+with a one-line :class:`ConfigError` that names the file, the section, the key, the value
+and what is allowed, so a daemon never starts on a configuration it misread.
 
 >>> config = config_from_mapping({"bandwidth": {"G": 500}})
 >>> config.bandwidth.G, config.clock.time_unit
@@ -13,13 +14,9 @@ the key, so a daemon never starts on a configuration it misread.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
-import inspect
-import itertools
 import json
-import textwrap
 import tomllib
 import types
 import typing
@@ -27,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from loader import LoaderSettings
 from metadata import MetadataSettings
@@ -37,6 +36,8 @@ from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
 CONFIG_FILE = "xyleme.toml"
+MAX_CONFIG_BYTES = 1 << 20
+"""A bigger file is refused unread: every key of every section fits in a few kilobytes."""
 
 LINKED: dict[tuple[str, str], tuple[str, str]] = {
     ("refresh", "time_unit_s"): ("clock", "time_unit"),
@@ -87,17 +88,24 @@ def sections() -> dict[str, type]:
 def load_config(path: Path, *, required: bool = False) -> Config:
     """Read ``path``; a missing file means every default unless ``required``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         if required:
             raise ConfigError(f"{path}: no such configuration file") from None
         return Config()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read ({error.strerror})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a configuration")
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start} is invalid)") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML (arrays or tables nested too deep)") from None
     return config_from_mapping(data, source=str(path))
 
 
@@ -108,7 +116,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "configuration") 
     for name, values in data.items():
         if name not in known:
             raise ConfigError(
-                f"{source}: unknown section [{name}] (known: {', '.join(sorted(known))})"
+                f"{source}: unknown section [{_name(name)}] (known: {', '.join(sorted(known))})"
             )
         if not isinstance(values, Mapping):
             raise ConfigError(f"{source}: {name} must be a [{name}] table")
@@ -118,107 +126,142 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "configuration") 
 
 def _build(section: str, values: Mapping[str, Any], source: str) -> Any:
     cls = sections()[section]
-    hints = typing.get_type_hints(cls)
     names = [item.name for item in dataclasses.fields(cls)]
+    where = f"{source}: [{section}]"
     kwargs = {}
     for key, value in values.items():
         if (section, key) in LINKED:
             owner, owner_key = LINKED[section, key]
-            raise ConfigError(f"{source}: [{section}] {key} is set by [{owner}] {owner_key}")
-        if key not in hints:
-            raise ConfigError(
-                f"{source}: unknown key {key!r} in [{section}] (known: {', '.join(names)})"
-            )
-        kwargs[key] = _coerce(value, hints[key], f"{source}: [{section}] {key}")
+            raise ConfigError(f"{where} {key} is set by [{owner}] {owner_key}")
+        if key not in names:
+            known = ", ".join(names)
+            raise ConfigError(f"{source}: unknown key {key!r} in [{section}] (known: {known})")
+        try:
+            kwargs[key] = _strict(cls, key).validate_python(_as_tuple(value), strict=True)
+        except ValidationError as error:
+            message = f"{where} {key} = {_shown(value)}: must be {allowed(cls, key)}"
+            # A field's own validator (a scope rule's parser) says precisely what is wrong.
+            said = [
+                problem["msg"].removeprefix("Value error, ")
+                for problem in error.errors()
+                if problem["type"] == "value_error"
+            ]
+            raise ConfigError("; ".join([message, *said])) from None
     try:
         return cls(**kwargs)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"{source}: [{section}] {error}") from None
+    except ValidationError as error:
+        raise ConfigError(f"{where} {explain(error, cls)}") from None
 
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
-    """``value`` as the type ``hint`` names, or a ConfigError saying what was expected."""
-    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    for option in options:
-        if option is type(None):
-            if value is None:  # only from Python (Config.replace): TOML has no null
-                return None
-            continue
-        if typing.get_origin(option) is tuple and isinstance(value, list):
-            item_type = typing.get_args(option)[0]
-            return tuple(_coerce(item, item_type, where) for item in value)
-        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if option in (int, str, bool) and type(value) is option:
-            return value
-    raise ConfigError(f"{where} must be {_type_name(hint)}, got {value!r}")
+@functools.cache
+def _strict(cls: type, key: str) -> TypeAdapter:
+    """A validator of one field that takes no string for a number, nor a number for a bool."""
+    hint = typing.get_type_hints(cls, include_extras=True)[key]
+    return TypeAdapter(hint, config=cls.__pydantic_config__)
 
 
-def _type_name(hint: Any) -> str:
-    if isinstance(hint, types.UnionType):
-        return " or ".join(_type_name(option) for option in typing.get_args(hint))
-    if typing.get_origin(hint) is tuple:
-        return f"a list of {_type_name(typing.get_args(hint)[0])}"
-    return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(
-        hint, getattr(hint, "__name__", str(hint))
-    )
+def _as_tuple(value: Any) -> Any:
+    """A TOML array as the tuple a settings field holds (in a table too)."""
+    if isinstance(value, dict):
+        return {key: _as_tuple(item) for key, item in value.items()}
+    return tuple(value) if isinstance(value, list) else value
+
+
+def explain(error: ValidationError, cls: type) -> str:
+    """One line naming each refused field of ``cls``, its value and its allowed range."""
+    parts = []
+    for problem in error.errors():
+        location = problem["loc"]
+        name = "".join(f"[{step}]" if isinstance(step, int) else str(step) for step in location)
+        if not location:  # a rule between fields
+            parts.append(problem["msg"].removeprefix("Value error, "))
+        elif location[0] in cls.__dataclass_fields__:
+            shown = _shown(problem["input"])
+            parts.append(f"{name} = {shown}: must be {allowed(cls, location[0])}")
+        else:
+            parts.append(f"unknown setting {name!r} (known: {', '.join(cls.__dataclass_fields__)})")
+    return "; ".join(parts)
+
+
+def _name(name: str) -> str:
+    """A TOML name as written, quoted when it would not read as one word."""
+    return name if name.isidentifier() else _shown(name)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``value`` as TOML writes it where that differs from Python (true, "text"), cut short."""
+    text = json.dumps(value) if isinstance(value, bool | str) else repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+# ---------------------------------------------------------------------- ranges
+
+
+def allowed(cls: type, name: str) -> str:
+    """The type and range a field of ``cls`` accepts, in words (``an integer in [1, 1024]``)."""
+    return _describe(typing.get_type_hints(cls, include_extras=True)[name])
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        base, *extras = typing.get_args(hint)
+        rules = [rule for extra in extras for rule in getattr(extra, "metadata", [extra])]
+        return _describe_annotated(base, rules)
+    if origin in (typing.Union, types.UnionType):
+        options = [option for option in typing.get_args(hint) if option is not type(None)]
+        return " or ".join(_describe(option) for option in options) + " (or left unset)"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(json.dumps(option) for option in typing.get_args(hint))
+    if origin is tuple:
+        return f"a list of {_describe(typing.get_args(hint)[0])}"
+    if origin is dict:
+        return f"a table of {_describe(typing.get_args(hint)[1])}"
+    return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _describe_annotated(base: Any, rules: list[Any]) -> str:
+    """``base`` with its bounds (annotated_types' Ge, Gt, Le, Lt, MinLen, MaxLen) in words."""
+    bound = {type(rule).__name__.lower(): rule for rule in rules}
+    text = _describe(base)
+    low = next((key for key in ("ge", "gt") if key in bound), None)
+    high = next((key for key in ("le", "lt") if key in bound), None)
+    if low and high:
+        opening, closing = "[" if low == "ge" else "(", "]" if high == "le" else ")"
+        low_value, high_value = getattr(bound[low], low), getattr(bound[high], high)
+        text += f" in {opening}{_number(low_value)}, {_number(high_value)}{closing}"
+    if "maxlen" in bound:
+        least = bound["minlen"].min_length if "minlen" in bound else 0
+        most = bound["maxlen"].max_length
+        count = f"{least} to {most}" if least else f"at most {most}"
+        if typing.get_origin(base) is tuple:
+            text = f"a list of {count} items, each {_describe(typing.get_args(base)[0])}"
+        elif typing.get_origin(base) is dict:
+            text = f"a table of {count} keys, each {_describe(typing.get_args(base)[1])}"
+        else:
+            text += f" of {count} characters"
+    for rule in rules:  # a validator function's docstring says what it accepts
+        function = getattr(rule, "func", None)
+        if function is not None and function.__doc__:
+            text += f": {function.__doc__.strip()}"
+    return text
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
 
 
 # ---------------------------------------------------------------------- documentation
 
 
 def field_doc(cls: type, name: str) -> str:
-    """A setting's one-line documentation: its ``doc`` metadata or its attribute docstring."""
-    for item in dataclasses.fields(cls):
-        if item.name == name and "doc" in item.metadata:
-            return item.metadata["doc"]
-    return _attribute_docstrings(cls).get(name) or _numpydoc_attributes(cls).get(name, "")
-
-
-@functools.cache
-def _numpydoc_attributes(cls: type) -> dict[str, str]:
-    """The entries of the class docstring's numpydoc ``Attributes`` section.
-
-    An entry may name several attributes (``a, b, c``); they share its description.
-    """
-    doc = inspect.getdoc(cls) or ""
-    if "Attributes\n----------\n" not in doc:
-        return {}
-    section = doc.split("Attributes\n----------\n", 1)[1]
-    docs: dict[str, str] = {}
-    names: list[str] = []
-    for line in section.splitlines():
-        if line and not line.startswith(" "):
-            if line.endswith("---"):  # the next section's underline: we are past ours
-                break
-            names = [name.strip() for name in line.split(":")[0].split(",")]
-            for name in names:
-                docs[name] = ""
-        elif line.strip():
-            for name in names:
-                docs[name] = f"{docs[name]} {line.strip()}".strip()
-    return docs
-
-
-@functools.cache
-def _attribute_docstrings(cls: type) -> dict[str, str]:
-    """The string literals that follow annotated attributes in the class body (PEP 257)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    except (OSError, TypeError):
-        return {}
-    body = tree.body[0].body
-    docs = {}
-    for statement, following in itertools.pairwise(body):
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and isinstance(statement.target, ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
-            docs[statement.target.id] = " ".join(following.value.value.split())
-    return docs
+    """A setting's one-line documentation: the docstring that follows its declaration."""
+    return " ".join((cls.__pydantic_fields__[name].description or "").split())
 
 
 def as_dict(config: Config) -> dict[str, dict[str, Any]]:
@@ -234,7 +277,17 @@ def as_dict(config: Config) -> dict[str, dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
     return list(value) if isinstance(value, tuple) else value
+
+
+def _toml_value(value: Any) -> str:
+    """A value in TOML (JSON's, but a table is inline: ``{ "k" = [...] }``)."""
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{json.dumps(key)} = {_toml_value(item)}" for key, item in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    return json.dumps(value)
 
 
 def as_toml(config: Config, *, commented: bool = False) -> str:
@@ -248,7 +301,7 @@ def as_toml(config: Config, *, commented: bool = False) -> str:
         cls = sections()[name]
         lines += ["", f"[{name}]"]
         for key, value in values.items():
-            text = f"{key} = {json.dumps(value)}" if value is not None else f"{key} = (unset)"
+            text = f"{key} = {_toml_value(value)}" if value is not None else f"{key} = (unset)"
             prefix = "# " if commented or value is None else ""
             doc = field_doc(cls, key)
             lines.append(f"{prefix}{text}  # {doc}" if doc else f"{prefix}{text}")

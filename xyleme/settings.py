@@ -2,81 +2,64 @@
 
 Each component keeps its settings in its own package (``metadata.MetadataSettings``, …);
 these are the ones that belong to nobody else. :mod:`xyleme.config` composes them all into
-``xyleme.toml``. Every field's ``doc`` metadata is its one-line documentation.
+``xyleme.toml``. They follow every package's settings convention (``metadata.settings``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
+from refresh.settings import Bandwidth, DiscoveryShare, TimeUnitSeconds
+from xyleme.crawler.settings import ScopeRules
+
+Folder = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
-def _setting(default: Any, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class ClockSettings:
     """Simulated time (ARCHITECTURE "Time"): the unit the policies count in and its pace."""
 
-    time_unit: float = _setting(
-        86_400.0, "simulated seconds in one time unit (refresh scan period; G is per unit)"
-    )
-    speed: float = _setting(
-        1.0, "simulated seconds per real second (1 = real time; the demo uses 86400)"
-    )
-
-    def __post_init__(self) -> None:
-        if not self.time_unit > 0:
-            raise ValueError("time_unit must be positive")
-        if not self.speed > 0:
-            raise ValueError("speed must be positive")
+    time_unit: TimeUnitSeconds = 86_400.0
+    """simulated seconds in one time unit (refresh scan period; G is per unit)"""
+    speed: Annotated[float, Field(gt=0.0, le=1e8)] = 1.0
+    """simulated seconds per real second (1 = real time; the demo uses 86400)"""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class BandwidthSettings:
     """The crawl bandwidth of the refresh policy (paper §6): G pages per unit, θ for discovery."""
 
-    G: float = _setting(10_000.0, "pages read per time unit, refreshes and discovery together")
-    theta: float = _setting(0.1, "share of G given to discovery of unread pages (θ, §6.4)")
-
-    def __post_init__(self) -> None:
-        if not self.G > 0:
-            raise ValueError("G must be positive")
-        if not 0.0 <= self.theta < 1.0:
-            raise ValueError("theta must lie in [0, 1): refreshes get (1 − θ)·G")
+    G: Bandwidth = 10_000.0
+    """pages read per time unit, refreshes and discovery together"""
+    theta: DiscoveryShare = 0.1
+    """share of G given to discovery of unread pages (θ, §6.4)"""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class PathSettings:
     """Where the repository keeps its parts, relative to the repository folder."""
 
-    documents: str = _setting("documents", "the XML warehouse (loader)")
-    ranking: str = _setting("ranking", "matrix slices and rank vectors (ranking)")
-    spool: str = _setting(
-        "spool", "large bodies on their way to the loader (crawler); emptied at start"
-    )
-
-    def __post_init__(self) -> None:
-        for name in ("documents", "ranking", "spool"):
-            if not getattr(self, name):
-                raise ValueError(f"{name} must name a folder")
+    documents: Folder = "documents"
+    """the XML warehouse (loader)"""
+    ranking: Folder = "ranking"
+    """matrix slices and rank vectors (ranking)"""
+    spool: Folder = "spool"
+    """large bodies on their way to the loader (crawler); emptied at start"""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class DaemonSettings:
     """How ``xyleme run`` schedules its periodic jobs and answers the operator."""
 
-    rank_every: float = _setting(7.0, "time units between two ranking recomputations")
-    checkpoint_seconds: float = _setting(
-        30.0, "real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"
-    )
-    command_poll: float = _setting(0.5, "real seconds between two looks at the command table")
-    scope: tuple[str, ...] = _setting(
-        (), "domains the crawler may fetch, subdomains included (empty: the hosts of the seeds)"
-    )
-
-    def __post_init__(self) -> None:
-        for name in ("rank_every", "checkpoint_seconds", "command_poll"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive")
+    rank_every: Annotated[float, Field(gt=0.0, le=10_000.0)] = 7.0
+    """time units between two ranking recomputations"""
+    checkpoint_seconds: Annotated[float, Field(ge=0.1, le=86_400.0)] = 30.0
+    """real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"""
+    command_poll: Annotated[float, Field(ge=0.01, le=3600.0)] = 0.5
+    """real seconds between two looks at the command table"""
+    scope: ScopeRules = ()
+    """deprecated: read as [crawler] scope rules (a bare name: a domain and subdomains)"""

@@ -2,6 +2,12 @@
 
 Every command that reads or writes a repository takes the global ``--repo DIR`` (default:
 ``$XYLEME_REPO``, else the current directory), reached through :func:`repo_path`.
+
+No input gives a traceback: a bad argument, file or configuration is a one-line error with
+exit status 2 (:class:`xyleme.cli.errors.InputError`, click's usage errors); a failure the
+command expects (no such page, a locked repository) exits with 1. Anything else is a bug:
+:class:`GuardedGroup` still reports it in one line (exit 1) unless ``--debug`` or
+``XYLEME_DEBUG=1`` asks for the traceback.
 """
 
 from __future__ import annotations
@@ -9,13 +15,38 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from typing import Any
 
 import click
 
 from xyleme import __version__
 
+DEBUG_HINT = "set XYLEME_DEBUG=1 or pass --debug for the traceback"
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class UnexpectedError(click.ClickException):
+    """An error no command expected, reported in one line (exit status 1)."""
+
+    def __init__(self, error: BaseException) -> None:
+        text = " ".join(str(error).split())[:200]
+        super().__init__(f"unexpected {type(error).__name__}: {text} ({DEBUG_HINT})")
+
+
+class GuardedGroup(click.Group):
+    """A group that turns any exception a command did not expect into a one-line error."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            if ctx.params.get("debug"):
+                raise
+            raise UnexpectedError(error) from error
+
+
+@click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="xyleme")
 @click.option(
     "--repo",
@@ -26,8 +57,14 @@ from xyleme import __version__
     show_default="$XYLEME_REPO, else the current directory",
     help="The repository folder to read or write.",
 )
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="XYLEME_DEBUG",
+    help="Show the traceback of an unexpected error (also XYLEME_DEBUG=1).",
+)
 @click.pass_context
-def cli(ctx: click.Context, repo: Path) -> None:
+def cli(ctx: click.Context, repo: Path, debug: bool) -> None:
     """xyleme: build and keep fresh a warehouse of the XML data of the web."""
     ctx.obj = {"repo": repo}
 

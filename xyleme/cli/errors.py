@@ -1,4 +1,5 @@
-"""What reading a repository can raise, as the one-line errors the CLI prints (no command)."""
+"""The one-line errors the CLI prints: bad input (exit 2), and what reading a repository can
+raise (exit 1). This module defines no command."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from metadata import InvalidURL, MetadataError
+from xyleme.config import explain
+
+
+class InputError(click.ClickException):
+    """The user's input (an argument, a file, a configuration) is wrong: exit status 2."""
+
+    exit_code = 2
 
 
 @contextmanager
@@ -23,3 +32,14 @@ def repository_errors(database: Path) -> Iterator[None]:
         raise click.ClickException(str(error)) from None
     except sqlite3.DatabaseError as error:
         raise click.ClickException(f"{database}: unreadable database ({error})") from None
+
+
+@contextmanager
+def settings_errors(*classes: type) -> Iterator[None]:
+    """Settings of one of ``classes`` built from options or a file: a value out of its range
+    is bad input, named with its allowed range in one line."""
+    try:
+        yield
+    except ValidationError as error:
+        cls = next(cls for cls in classes if cls.__name__ == error.title)
+        raise InputError(explain(error, cls)) from None

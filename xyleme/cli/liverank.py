@@ -19,7 +19,7 @@ from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, LiveRankSettings, make_l
 from ranking.liverank_errors import LiveRankError
 from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli, repo_path
-from xyleme.cli.errors import repository_errors
+from xyleme.cli.errors import repository_errors, settings_errors
 from xyleme.cli.params import MOMENT, liverank_options
 from xyleme.cli.repository import DATABASE
 
@@ -54,9 +54,10 @@ def liverank(
     if as_json and as_csv:
         raise click.UsageError("choose one of --json and --csv")
     try:
-        settings = LiveRankSettings(
-            strategy=strategy, sample=sample, sample_kind=sample_kind, seed=seed
-        )
+        with settings_errors(LiveRankSettings):
+            settings = LiveRankSettings(
+                strategy=strategy, sample=sample, sample_kind=sample_kind, seed=seed
+            )
     except (LiveRankError, ValueError) as error:
         raise click.BadParameter(str(error)) from None
     path = repo_path(ctx) / DATABASE

@@ -17,7 +17,7 @@ from loader.settings import LoaderSettings
 from metadata import Metadata, MetadataError
 from metadata.clock import SystemClock
 from xyleme.cli import cli, repo_path
-from xyleme.cli.params import MOMENT
+from xyleme.cli.params import MOMENT, PAGE
 
 _DEFAULTS = LoaderSettings()
 
@@ -102,7 +102,7 @@ def load(ctx: click.Context, url: str, file: Path, content_type: str | None) -> 
 
 
 @cli.command("doc")
-@click.argument("url")
+@click.argument("url", type=PAGE)
 @click.option(
     "--version", "version", type=int, default=None, help="Version number (default: latest)."
 )
@@ -127,7 +127,7 @@ def doc(ctx: click.Context, url: str, version: int | None, list_versions: bool) 
 
 
 @cli.command("diff")
-@click.argument("url")
+@click.argument("url", type=PAGE)
 @click.option(
     "--from",
     "from_version",

@@ -19,9 +19,11 @@ import click
 from metadata import Metadata, MetadataError
 from xyleme import commands, export
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import InputError
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
 from xyleme.progress import queues_text
+from xyleme.scope_config import seed_refusals
 from xyleme.status import read_status
 
 DATABASE = "metadata.db"
@@ -46,7 +48,7 @@ def effective_config(repository: Path, config_file: Path | None) -> Config:
             return load_config(config_file, required=True)
         return load_config(repository / CONFIG_FILE)
     except ConfigError as error:
-        raise click.ClickException(str(error)) from None
+        raise InputError(str(error)) from None
 
 
 def config_option(function: Any) -> Any:
@@ -161,7 +163,22 @@ def seed_add(ctx: click.Context, urls: tuple[str, ...], seed_file: Any, as_json:
                 wanted.append(line)
     if not wanted:
         raise click.UsageError("give at least one URL, or --file")
+    refuse_out_of_scope(effective_config(repo_path(ctx), None), wanted, as_json)
     report(run_state_command(repo_path(ctx), "seed add", {"urls": wanted}), as_json)
+
+
+def refuse_out_of_scope(config: Config, seeds: list[str], as_json: bool) -> None:
+    """Exit 2, adding nothing, when the scope refuses a seed: it would never be crawled."""
+    refused = seed_refusals(config, seeds)
+    if not refused:
+        return
+    message = "; ".join(f"seed {url} refused: {reason}" for url, reason in refused)
+    message += ". Nothing added: see `xyleme scope show`, or widen [crawler] scope"
+    if as_json:
+        click.echo(json.dumps({"ok": False, "message": message, "refused": dict(refused)}))
+    else:
+        click.echo(message, err=True)
+    raise SystemExit(2)
 
 
 @cli.command("pause")

@@ -38,6 +38,27 @@ class Moment(click.ParamType):
 
 MOMENT = Moment()
 
+MAX_URL_ID = 2**63 - 1
+"""The largest URL-Id: SQLite's INTEGER."""
+
+
+class PageReference(click.ParamType):
+    """A page: its URL, or its URL-Id (ASCII digits, at most :data:`MAX_URL_ID`).
+
+    Kept as text (the commands look a page up by either), but a number that cannot be a
+    URL-Id is refused here: ``99999999999999999999`` or ``²`` (a digit to ``str.isdigit``).
+    """
+
+    name = "URL"
+
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value.isdigit() and not (value.isascii() and int(value) <= MAX_URL_ID):
+            self.fail(f"{value!r} is not a URL-Id (0 to {MAX_URL_ID}) nor a URL", param, ctx)
+        return value
+
+
+PAGE = PageReference()
+
 
 _LIVERANK_OPTIONS = (
     click.option(

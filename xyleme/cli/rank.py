@@ -29,7 +29,9 @@ from ranking.memory import parse_size
 from ranking.repository import provenance, rank_repository
 from ranking.settings import RankingSettings
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import settings_errors
 from xyleme.cli.ops import hand_to_daemon, report
+from xyleme.cli.params import PAGE
 from xyleme.lock import DaemonLock, RepositoryLocked
 
 DATABASE = "metadata.db"
@@ -122,7 +124,7 @@ def compute(
     ctx: click.Context, memory: str, tol: float, max_sweeps: int, damping: float, variant: str
 ) -> None:
     """Rank every page from the Link-Data and store importance and interest."""
-    try:
+    with settings_errors(RankingSettings):
         settings = RankingSettings(
             damping=damping,
             tol=tol,
@@ -130,8 +132,6 @@ def compute(
             memory=memory,
             variant="PR'" if variant == "uniform" else "PR''",
         )
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
     folder = repo_path(ctx) / RANKING
     folder.mkdir(exist_ok=True)
     console = Console(stderr=True)
@@ -238,7 +238,7 @@ def _place(ids: np.ndarray, url_id: int) -> int | None:
 
 
 @rank.command("show")
-@click.argument("url")
+@click.argument("url", type=PAGE)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def show(ctx: click.Context, url: str, as_json: bool) -> None:

@@ -13,6 +13,7 @@ from metadata import Metadata, MetadataError, PageRecord
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
+from xyleme.cli.params import PAGE
 from xyleme.config import Config, as_toml
 
 DATABASE = "metadata.db"
@@ -65,7 +66,7 @@ def init(ctx: click.Context, directory: Path | None) -> None:
 
 
 @cli.command("page")
-@click.argument("url")
+@click.argument("url", type=PAGE)
 @click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
 @click.pass_context
 def page(ctx: click.Context, url: str, as_json: bool) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import signal
 import sys
@@ -15,8 +14,9 @@ import click
 import numpy as np
 
 from xyleme.cli import cli
+from xyleme.cli.errors import InputError, settings_errors
 from xyleme.simweb.server import SimWebServer
-from xyleme.simweb.settings import DAY, SettingsError, SimWebSettings
+from xyleme.simweb.settings import DAY, FaultSettings, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth
 from xyleme.simweb.web import Fault, Kind, SimWeb
@@ -49,14 +49,15 @@ def _settings(
     no_faults: bool,
 ) -> SimWebSettings:
     try:
-        values = json.loads(settings_file.read_text()) if settings_file else {}
+        values = json.loads(settings_file.read_text(encoding="utf-8")) if settings_file else {}
+    except (OSError, ValueError, RecursionError) as error:  # not UTF-8, not JSON, too deep
+        raise InputError(f"{settings_file}: not a JSON file of settings ({error})") from None
+    if not isinstance(values, dict) or not isinstance(values.get("faults", {}), dict):
+        raise InputError(f"{settings_file}: the settings must be a JSON object")
+    given = {"hosts": hosts, "pages": pages, "seed": seed}
+    values |= {key: value for key, value in given.items() if value is not None}
+    with settings_errors(SimWebSettings, FaultSettings):
         settings = SimWebSettings.from_dict(values)
-        given = {"hosts": hosts, "pages": pages, "seed": seed}
-        settings = dataclasses.replace(
-            settings, **{k: v for k, v in given.items() if v is not None}
-        )
-    except (SettingsError, TypeError, ValueError) as error:
-        raise click.BadParameter(str(error), param_hint="the web's settings") from error
     return settings.without_faults() if no_faults else settings
 
 
@@ -201,8 +202,11 @@ def truth(hosts, pages, seed, settings_file, no_faults, days, at, as_json, outpu
     text = json.dumps(ground.to_json(when)) if as_json else _summary(ground, when)
     if output is None:
         click.echo(text)
-    else:
-        output.write_text(text + "\n")
+        return
+    try:
+        output.write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write {output}: {error.strerror}") from None
 
 
 def _summary(ground: GroundTruth, at: float) -> str:

@@ -4,8 +4,10 @@ One component per job, Scrapy's way: :mod:`~xyleme.crawler.frontier` (five prior
 over per-host queues), :mod:`~xyleme.crawler.politeness` (per-host slots: delay,
 Crawl-delay, Retry-After), :mod:`~xyleme.crawler.robots` (robots.txt via Protego, RFC 9309),
 :mod:`~xyleme.crawler.fetcher` (one aiohttp session, caps, decoding),
-:mod:`~xyleme.crawler.content` and :mod:`~xyleme.crawler.htmlparse` (what a body is and
-what it links to), :mod:`~xyleme.crawler.scope` (what may be fetched),
+:mod:`~xyleme.crawler.content`, :mod:`~xyleme.crawler.htmlencoding` and
+:mod:`~xyleme.crawler.htmlparse` (what a body is, how an HTML page is decoded and what it
+links to), :mod:`~xyleme.crawler.scope` and :mod:`~xyleme.crawler.denylist` (what may be
+fetched),
 :mod:`~xyleme.crawler.seen` (the seen-URL table), :mod:`~xyleme.crawler.stats`, and the
 :mod:`~xyleme.crawler.engine` that moves requests between them. See docs/crawler.md.
 """

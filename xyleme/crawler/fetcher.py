@@ -3,7 +3,9 @@
 One aiohttp ``ClientSession`` per crawler (aiohttp: "don't create a session per request"),
 opened by :meth:`Fetcher.open` and closed by :meth:`Fetcher.close`. Limits live in the
 connector (``limit``, ``limit_per_host``), timeouts in a ``ClientTimeout``, name resolution in
-an injectable resolver with a DNS cache. Redirects are *not* followed here: the crawler
+an injectable resolver with a DNS cache, wrapped by the SSRF guard
+(:mod:`xyleme.crawler.addresses`): a private address is reached only when the scope vouches
+for it. Redirects are *not* followed here: the crawler
 records each hop with its own URL-Id. Bodies are streamed under a byte cap, and gzip/deflate
 are decoded here (``auto_decompress=False``) under a cap on the decoded size, so neither a
 huge page nor a decompression bomb can exhaust memory (the paper's "huge files ... bigger
@@ -26,6 +28,14 @@ from urllib.parse import urlsplit
 import aiohttp
 from multidict import CIMultiDictProxy
 
+from xyleme.crawler.addresses import (
+    AddressRefused,
+    GuardedResolver,
+    Vouch,
+    literal_refusal,
+    vouch_for_nothing,
+)
+from xyleme.crawler.content import SNIFF_BYTES
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
@@ -36,7 +46,7 @@ SPOOLED_BODIES = f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"
 """The names of spooled bodies' files (a glob pattern), so leftovers can be found."""
 
 _CHUNK = 64 * 1024
-_HEAD = 1024  # bytes of a body kept for sniffing its type
+_HEAD = SNIFF_BYTES  # bytes of a body kept for sniffing its type
 _PIECES_PER_YIELD = 8  # decoded pieces (of _CHUNK bytes) between two turns of the event loop
 
 
@@ -70,7 +80,11 @@ def describe_error(error: BaseException) -> FetchError:
         return error
     if isinstance(error, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
         return FetchError("timeout", f"timeout: {error or type(error).__name__}")
+    if isinstance(error, AddressRefused):
+        return FetchError("scope", error.reason)
     if isinstance(error, aiohttp.ClientConnectorDNSError):
+        if isinstance(error.os_error, AddressRefused):
+            return FetchError("scope", error.os_error.reason)
         return FetchError("dns", f"DNS failure: {error.os_error}", dead=True)
     if isinstance(error, aiohttp.ClientSSLError | ssl.SSLError):
         return FetchError("tls", f"TLS error: {error}")
@@ -166,12 +180,14 @@ class _Spool:
     """Collects a body's pieces in memory, then in a temporary file once past ``threshold``.
 
     The pieces are hashed as they come, and moved to the file when the threshold is crossed,
-    so the body is never held twice (the list of pieces and their join).
+    so the body is never held twice (the list of pieces and their join). Without ``keep``
+    (a resource: only its MD5 and size are recorded) nothing but the head is kept.
     """
 
-    def __init__(self, threshold: int | None, folder: str | None = None) -> None:
+    def __init__(self, threshold: int | None, folder: str | None = None, keep: bool = True) -> None:
         self._threshold = threshold
         self._folder = folder or None
+        self._keep = keep
         self._pieces: list[bytes] = []
         self._file: BinaryIO | None = None
         self._md5 = hashlib.md5()
@@ -183,6 +199,8 @@ class _Spool:
         if len(self.head) < _HEAD:  # the first pieces may be short: fill the head up
             self.head += piece[: _HEAD - len(self.head)]
         self.size += len(piece)
+        if not self._keep:
+            return
         if self._file is not None:
             self._file.write(piece)
             return
@@ -213,14 +231,23 @@ class _Spool:
 class Fetcher:
     """GET requests with the crawler's identity, limits, timeouts and caps.
 
+    ``vouch(host, address)`` says whether a loopback or private ``address`` may be connected
+    to for ``host`` (the scope's :meth:`~xyleme.crawler.scope.Scope.vouches_for`); by default
+    none may.
+
     >>> fetcher = Fetcher(CrawlerSettings())  # then: await fetcher.open() … await fetcher.close()
     """
 
     def __init__(
-        self, settings: CrawlerSettings, resolver: aiohttp.abc.AbstractResolver | None = None
+        self,
+        settings: CrawlerSettings,
+        resolver: aiohttp.abc.AbstractResolver | None = None,
+        vouch: Vouch = vouch_for_nothing,
     ) -> None:
         self.settings = settings
         self._resolver = resolver
+        self._vouch = vouch
+        self._guarded: GuardedResolver | None = None
         self._session: aiohttp.ClientSession | None = None
         self._ip_slots: dict[str, asyncio.Semaphore] = {}
         self._addresses: dict[str, tuple[str, float]] = {}
@@ -232,12 +259,13 @@ class Fetcher:
         settings = self.settings
         if self._resolver is None:
             self._resolver = aiohttp.DefaultResolver()
+        self._guarded = GuardedResolver(self._resolver, self._vouch)
         connector = aiohttp.TCPConnector(
             limit=settings.concurrency,
             limit_per_host=settings.per_host_concurrency,
             ttl_dns_cache=int(settings.dns_cache_seconds) or None,
             use_dns_cache=settings.dns_cache_seconds > 0,
-            resolver=self._resolver,
+            resolver=self._guarded,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -265,10 +293,15 @@ class Fetcher:
         """A GET (or ``method``: HEAD for a liveness probe) whose headers have arrived; read
         the body with :meth:`read_body`.
 
-        Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…).
+        Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…), and one
+        of kind ``scope`` for an address the SSRF guard refuses.
         """
         if self._session is None:
             raise RuntimeError("Fetcher.open() was not awaited")
+        host = urlsplit(url).hostname or ""
+        refusal = literal_refusal(host, self._vouch)
+        if refusal is not None:
+            raise FetchError("scope", refusal)
         slot = await self._ip_slot(url)
         if slot is not None:
             await slot.acquire()
@@ -293,6 +326,7 @@ class Fetcher:
         truncate: bool = False,
         spool_over: int | None = None,
         spool_dir: str | None = None,
+        keep: bool = True,
     ) -> tuple[Body, int]:
         """The decoded body and the bytes read off the wire, within the crawler's caps.
 
@@ -301,7 +335,8 @@ class Fetcher:
         or, with ``truncate`` (robots.txt: its first 500 KiB count), its first ``limit``
         bytes are kept. A decoded body over ``spool_over`` bytes goes to a temporary file
         (in ``spool_dir``, or the system's temporary folder) as it streams (the caller then
-        owns the file: :meth:`Body.discard`).
+        owns the file: :meth:`Body.discard`). Without ``keep`` the body is only hashed: its
+        ``content`` is empty, its ``head``, ``size`` and ``md5`` are those of the whole.
         """
         declared = response.content_length
         if declared is not None and declared > limit and not truncate:
@@ -311,7 +346,7 @@ class Fetcher:
         identity = (encoding or "identity").strip().lower() in ("", "identity")
         # An identity body streams straight into the spool; an encoded one is read whole
         # (it is under the wire cap) and its decoded pieces go to the spool.
-        spool = _Spool(spool_over, spool_dir)
+        spool = _Spool(spool_over, spool_dir, keep)
         wire = spool if identity else _Spool(None)
         size = 0
         try:
@@ -368,7 +403,9 @@ class Fetcher:
         if cached is None or cached[1] < now:
             port = parts.port or (443 if parts.scheme == "https" else 80)
             try:
-                found = await self._resolver.resolve(host, port)
+                found = await self._guarded.resolve(host, port)
+            except AddressRefused as error:
+                raise FetchError("scope", error.reason) from None
             except OSError as error:
                 raise FetchError("dns", f"DNS failure: {error}", dead=True) from None
             address = found[0]["host"] if found else host

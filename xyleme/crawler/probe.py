@@ -55,7 +55,7 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _GONE = frozenset({404, 410})
 _BACK_OFF = frozenset({429, 503})
 _HEAD_REFUSED = frozenset({405, 501})
-_ALIVE_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD})
+_ALIVE_TYPES = frozenset({PageType.HTML, PageType.XML, PageType.DTD, PageType.RESOURCE})
 SOFT_404_BYTES = 64 * 1024
 """How much of a GET body is read to judge a soft 404 (titles and headings come first)."""
 _SOFT_404 = re.compile(
@@ -129,7 +129,7 @@ class CrawlerProbe:
         self.clock = clock or SystemClock()
         self.method = method
         self.record = record
-        self.fetcher = Fetcher(settings, resolver)
+        self.fetcher = Fetcher(settings, resolver, self._vouches_for)
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         """Only its host slots are used: the probe queues nothing."""
@@ -138,6 +138,9 @@ class CrawlerProbe:
         self._owns_fetcher = True
         self._freed: dict[str, asyncio.Condition] = {}
         self._robots_pending: dict[str, asyncio.Task[RobotsRules]] = {}
+
+    def _vouches_for(self, host: str, address: str) -> bool:
+        return self.scope.vouches_for(host, address)
 
     @classmethod
     def sharing(cls, crawler: Crawler, *, method: str = "head") -> CrawlerProbe:
@@ -314,7 +317,7 @@ class CrawlerProbe:
                 return self.fetcher.get(url, limit=self.settings.robots_max_bytes, truncate=True)
 
             rules = await self.robots.fetch(
-                key, get, lambda url: self.scope.refusal(url) is None, time.monotonic
+                key, get, lambda url: self.scope.robots_refusal(url) is None, time.monotonic
             )
         finally:
             await self._leave(key, None)
@@ -334,14 +337,9 @@ class CrawlerProbe:
             )
             return
         stored = page.page_type if page.page_type in _ALIVE_TYPES else None
-        head = response.body or b""
-        page_type = classify(response.content_type, response.url, head) or stored
-        if page_type is None:
-            reason = f"alive, but unwanted content type {response.content_type}"
-            self.metadata.record_fetch(
-                FetchResult(page.url_id, now, PageType.ERROR, status=answer.status, reason=reason)
-            )
-            return
+        kind = classify(response.content_type, response.url, response.body or b"")
+        # A HEAD has no body to sniff: the stored type stands when the header says nothing.
+        page_type = stored if kind.sniffed and response.body is None and stored else kind.page_type
         last_modified = _parse_http_date(response.last_modified)
         result = FetchResult(
             page.url_id,

@@ -1,46 +1,47 @@
-"""The dashboard's settings: documented defaults, built from plain values."""
+"""The dashboard's settings: documented defaults and ranges (``metadata.settings``'s convention)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
 from refresh.settings import RefreshSettings
 from xyleme.config import CONFIG_FILE, load_config
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=SETTINGS)
 class DashboardSettings:
     """What the dashboard shows and how much of it; every field has a documented default."""
 
-    top_pages: int = 20
+    top_pages: Annotated[int, Field(ge=1, le=10_000)] = 20
     """Rows of each top-pages table of the Rankings view."""
-    page_size: int = 50
+    page_size: Annotated[int, Field(ge=1, le=100_000)] = 50
     """Rows per page of the schedule table and of query results (``?limit=`` up to
     ``max_page_size``)."""
-    max_page_size: int = 500
+    max_page_size: Annotated[int, Field(ge=1, le=100_000)] = 500
     """The largest ``limit`` a request may ask for."""
-    due_units: int = 14
+    due_units: Annotated[int, Field(ge=1, le=10_000)] = 14
     """Coming time units shown in the "due per unit" chart."""
-    growth_points: int = 40
+    growth_points: Annotated[int, Field(ge=1, le=10_000)] = 40
     """Points of the repository's growth curves."""
-    live_sample_seconds: float = 2.0
+    live_sample_seconds: Annotated[float, Field(ge=0.01, le=3600.0)] = 2.0
     """Real seconds between two samples of the daemon's live figures."""
-    live_samples_kept: int = 300
+    live_samples_kept: Annotated[int, Field(ge=1, le=1_000_000)] = 300
     """Samples of live figures kept for the "over time" charts (10 minutes at 2 s)."""
-    query_time_limit_s: float = 10.0
+    query_time_limit_s: Annotated[float, Field(gt=0.0, le=3600.0)] = 10.0
     """Real seconds an XPath query may run before it is stopped."""
-    max_xpath_length: int = 2000
+    max_xpath_length: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
     """Longer XPath expressions are refused."""
-    max_neighbours: int = 200
+    max_neighbours: Annotated[int, Field(ge=1, le=100_000)] = 200
     """Children and parents listed on a page view."""
-    cache_seconds: float = 2.0
+    cache_seconds: Annotated[float, Field(ge=0.0, le=3600.0)] = 2.0
     """Real seconds one refresh schedule (a scan of every page) serves all requests."""
 
     def __post_init__(self) -> None:
-        for name in ("top_pages", "page_size", "max_page_size", "due_units", "growth_points"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"dashboard setting {name} must be at least 1")
         if self.page_size > self.max_page_size:
             raise ValueError("dashboard setting page_size must not exceed max_page_size")
 

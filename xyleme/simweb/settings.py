@@ -13,7 +13,13 @@ does not reshuffle unrelated choices.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Annotated
+
+from pydantic import Field, ValidationError
+from pydantic.dataclasses import dataclass
+
+from metadata.settings import SETTINGS
 
 DAY = 86_400.0
 """Seconds in a simulated day."""
@@ -22,11 +28,17 @@ DEFAULT_EPOCH = 1_767_225_600.0
 """2026-01-01T00:00:00Z: the simulated time at which the web starts (version 0 of every page)."""
 
 
-class SettingsError(ValueError):
-    """A simulated-web setting is out of its range; the message names the setting."""
+SettingsError = ValidationError
+"""What an out-of-range simulated-web setting raises: pydantic's ``ValidationError`` (a
+``ValueError``), whose message names the setting, its value and its range."""
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Days = Annotated[float, Field(gt=0.0, le=100_000.0)]
+RealSeconds = Annotated[float, Field(ge=0.0, le=3600.0)]
+GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=SETTINGS)
 class FaultSettings:
     """How often each fault happens. Rates are fractions of pages (or hosts, where said).
 
@@ -34,58 +46,54 @@ class FaultSettings:
     faulty page is faulty on every request.
     """
 
-    dying_fraction: float = 0.05
+    dying_fraction: Fraction = 0.05
     """Pages that die (answer 404 or 410) at a time drawn per page."""
-    mean_lifetime_days: float = 30.0
+    mean_lifetime_days: Days = 30.0
     """Mean of the exponential time from the epoch to the death of a dying page."""
-    gone_fraction: float = 0.3
+    gone_fraction: Fraction = 0.3
     """Of the dying pages, the share that answer 410 Gone rather than 404."""
-    new_page_fraction: float = 0.05
+    new_page_fraction: Fraction = 0.05
     """Pages that do not exist at the epoch and appear at a time drawn per page."""
-    birth_horizon_days: float = 30.0
+    birth_horizon_days: Days = 30.0
     """New pages appear uniformly within this many days after the epoch."""
-    redirect_fraction: float = 0.02
+    redirect_fraction: Fraction = 0.02
     """Pages whose URL redirects (301/302) to where the content lives; a third are chains."""
     redirect_loop: bool = True
     """One page whose redirects loop forever (when ``redirect_fraction`` > 0)."""
-    slow_fraction: float = 0.01
+    slow_fraction: Fraction = 0.01
     """Pages whose response waits ``slow_seconds`` of real time."""
-    slow_seconds: float = 2.0
+    slow_seconds: RealSeconds = 2.0
     """Real-time delay of a slow page."""
-    oversize_fraction: float = 0.002
+    oversize_fraction: Fraction = 0.002
     """Pages whose body is ``oversize_bytes`` long (beyond a sensible crawler cap)."""
-    oversize_bytes: int = 12 * 1024 * 1024
+    oversize_bytes: Annotated[int, Field(ge=0, le=GIB)] = 12 * 1024 * 1024
     """Length of an over-size body."""
-    gzip_fraction: float = 0.05
+    gzip_fraction: Fraction = 0.05
     """Pages served with ``Content-Encoding: gzip``."""
     gzip_bomb: bool = True
     """One page whose gzip body inflates to ``gzip_bomb_bytes`` (when ``gzip_fraction`` > 0)."""
-    gzip_bomb_bytes: int = 1024 * 1024 * 1024
+    gzip_bomb_bytes: Annotated[int, Field(ge=0, le=16 * GIB)] = 1024 * 1024 * 1024
     """Inflated size of the gzip bomb."""
-    malformed_fraction: float = 0.02
+    malformed_fraction: Fraction = 0.02
     """Pages whose markup is broken (unclosed HTML tags, XML that is not well-formed)."""
-    wrong_type_fraction: float = 0.02
+    wrong_type_fraction: Fraction = 0.02
     """Pages whose Content-Type lies (XML as text/html, HTML as application/xml)."""
-    missing_type_fraction: float = 0.01
+    missing_type_fraction: Fraction = 0.01
     """Pages served without a Content-Type header."""
-    spider_trap_hosts: int = 1
+    spider_trap_hosts: Annotated[int, Field(ge=0, le=1000)] = 1
     """Hosts that link to an endless calendar (``/calendar/YYYY/MM/``)."""
-    robots_404_fraction: float = 0.05
+    robots_404_fraction: Fraction = 0.05
     """Hosts whose robots.txt answers 404 (everything allowed)."""
-    robots_500_fraction: float = 0.03
+    robots_500_fraction: Fraction = 0.03
     """Hosts whose robots.txt answers 500 (a polite crawler stays away for a while)."""
-    robots_timeout_fraction: float = 0.02
+    robots_timeout_fraction: Fraction = 0.02
     """Hosts whose robots.txt never answers within ``robots_timeout_seconds`` of real time."""
-    robots_timeout_seconds: float = 60.0
+    robots_timeout_seconds: RealSeconds = 60.0
     """Real time a timing-out robots.txt waits before it answers."""
-    dead_host_link_fraction: float = 0.01
+    dead_host_link_fraction: Fraction = 0.01
     """Pages that carry one link to a host that does not resolve (a DNS failure)."""
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name.endswith("_fraction") and not 0.0 <= value <= 1.0:
-                raise SettingsError(f"faults.{f.name} must be within [0, 1], got {value!r}")
         per_page = (
             self.redirect_fraction
             + self.slow_fraction
@@ -96,12 +104,10 @@ class FaultSettings:
             + self.missing_type_fraction
         )
         if per_page > 1.0:
-            raise SettingsError(f"per-page fault fractions add up to {per_page:.3f} > 1")
+            raise ValueError(f"per-page fault fractions add up to {per_page:.3f} > 1")
         robots = self.robots_404_fraction + self.robots_500_fraction + self.robots_timeout_fraction
         if robots > 1.0:
-            raise SettingsError(f"robots.txt fault fractions add up to {robots:.3f} > 1")
-        if self.spider_trap_hosts < 0:
-            raise SettingsError("faults.spider_trap_hosts must not be negative")
+            raise ValueError(f"robots.txt fault fractions add up to {robots:.3f} > 1")
 
     @classmethod
     def none(cls) -> FaultSettings:
@@ -110,92 +116,70 @@ class FaultSettings:
         return cls(**zeroed, redirect_loop=False, gzip_bomb=False, spider_trap_hosts=0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=SETTINGS)
 class SimWebSettings:
     """The shape of the simulated web. Same settings, same web, byte for byte."""
 
-    hosts: int = 50
+    hosts: Annotated[int, Field(ge=1, le=100_000)] = 50
     """Number of virtual hosts, named ``site0.simweb.test`` … ``site{hosts-1}.simweb.test``."""
-    pages: int = 20_000
+    pages: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
     """Number of pages (HTML and XML documents) at the epoch and after, births included."""
-    seed: int = 1
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     """Seed of every random choice."""
-    epoch: float = DEFAULT_EPOCH
+    epoch: Annotated[float, Field(ge=0.0, le=1e10)] = DEFAULT_EPOCH
     """Simulated time (seconds since the Unix epoch) at which the web starts."""
-    xml_fraction: float = 0.2
+    xml_fraction: Fraction = 0.2
     """Share of pages that are XML documents (feeds included)."""
-    feed_fraction: float = 0.1
+    feed_fraction: Fraction = 0.1
     """Share of XML pages that are RSS or Atom feeds."""
-    dtd_fraction: float = 0.3
+    dtd_fraction: Fraction = 0.3
     """Share of XML data documents that declare a DOCTYPE whose DTD the host serves."""
-    invalid_fraction: float = 0.3
+    invalid_fraction: Fraction = 0.3
     """Of the documents with a DTD, the share that are not valid against it."""
-    mean_out_degree: float = 12.0
+    mean_out_degree: Annotated[float, Field(ge=0.0, le=1000.0)] = 12.0
     """Mean number of links per page."""
-    intra_host_fraction: float = 0.85
+    intra_host_fraction: Fraction = 0.85
     """Share of links that stay on their page's host."""
-    popularity_exponent: float = 1.2
+    popularity_exponent: Annotated[float, Field(gt=0.0, le=100.0)] = 1.2
     """Pareto shape of the page popularity that drives the power-law in-degree (smaller is
     more skewed)."""
-    never_change_fraction: float = 0.2
+    never_change_fraction: Fraction = 0.2
     """Pages whose change rate λ is 0."""
-    min_changes_per_day: float = 1.0 / 60.0
+    min_changes_per_day: Annotated[float, Field(gt=0.0, le=86_400.0)] = 1.0 / 60.0
     """Smallest λ of a changing page (log-uniform between the two bounds)."""
-    max_changes_per_day: float = 24.0
+    max_changes_per_day: Annotated[float, Field(gt=0.0, le=86_400.0)] = 24.0
     """Largest λ of a changing page."""
-    link_change_fraction: float = 0.3
+    link_change_fraction: Fraction = 0.3
     """Pages whose links (not only their text) change with each version."""
-    lying_host_fraction: float = 0.1
+    lying_host_fraction: Fraction = 0.1
     """Hosts whose Last-Modified lies: missing, always "now", or never updated."""
-    disallow_host_fraction: float = 0.3
+    disallow_host_fraction: Fraction = 0.3
     """Hosts whose robots.txt disallows ``/private/``, where some of their pages live."""
-    private_page_fraction: float = 0.1
+    private_page_fraction: Fraction = 0.1
     """On those hosts, the share of pages under ``/private/``."""
-    crawl_delay_host_fraction: float = 0.1
+    crawl_delay_host_fraction: Fraction = 0.1
     """Hosts whose robots.txt asks for a Crawl-delay."""
-    crawl_delay_seconds: float = 1.0
+    crawl_delay_seconds: RealSeconds = 1.0
     """The Crawl-delay those hosts ask for (real seconds)."""
-    paragraphs_per_page: int = 12
+    paragraphs_per_page: Annotated[int, Field(ge=1, le=1000)] = 12
     """Mean number of text paragraphs per page (about 370 bytes each; pages of 3–8 KB)."""
-    sitemap_chunk: int = 1000
+    sitemap_chunk: Annotated[int, Field(ge=1, le=50_000)] = 1000
     """A host with more pages than this serves a sitemap index over several sitemaps."""
-    cache_bytes: int = 256 * 1024 * 1024
+    cache_bytes: Annotated[int, Field(ge=0, le=16 * GIB)] = 256 * 1024 * 1024
     """Memory the server may spend on rendered bodies."""
     faults: FaultSettings = field(default_factory=FaultSettings)
     """The fault rates."""
 
     def __post_init__(self) -> None:
-        if self.hosts < 1:
-            raise SettingsError(f"hosts must be at least 1, got {self.hosts!r}")
         if self.pages < self.hosts:
-            raise SettingsError(
+            raise ValueError(
                 f"pages ({self.pages}) must be at least hosts ({self.hosts}): "
                 "every host has a home page"
             )
-        for name in (
-            "xml_fraction",
-            "feed_fraction",
-            "dtd_fraction",
-            "invalid_fraction",
-            "intra_host_fraction",
-            "never_change_fraction",
-            "link_change_fraction",
-            "lying_host_fraction",
-            "disallow_host_fraction",
-            "private_page_fraction",
-            "crawl_delay_host_fraction",
-        ):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise SettingsError(f"{name} must be within [0, 1], got {value!r}")
-        if not 0 < self.min_changes_per_day <= self.max_changes_per_day:
-            raise SettingsError("need 0 < min_changes_per_day <= max_changes_per_day")
-        if self.mean_out_degree < 0 or self.popularity_exponent <= 0:
-            raise SettingsError("mean_out_degree must be >= 0 and popularity_exponent > 0")
-        if self.sitemap_chunk < 1 or self.paragraphs_per_page < 1:
-            raise SettingsError("sitemap_chunk and paragraphs_per_page must be positive")
+        if self.min_changes_per_day > self.max_changes_per_day:
+            raise ValueError("need min_changes_per_day <= max_changes_per_day")
         if self.epoch != int(self.epoch):
-            raise SettingsError("epoch must be a whole number of seconds")
+            raise ValueError("epoch must be a whole number of seconds")
 
     def without_faults(self) -> SimWebSettings:
         """The same web with every fault switched off (the crawler benchmark's web)."""

@@ -1,0 +1,33 @@
+"""A realistic documentation site, generated from a seed, served on loopback (issue 16).
+
+The simulated web (:mod:`xyleme.simweb`) exercises the refresh policy; this site exercises
+acquisition as a real site does: HTML from Sphinx, Javadoc and MkDocs, XHTML served both as
+HTML and as XML, DocBook 4 and 5, TEI, DITA, Mallard, SVG, feeds, sitemaps, DTDs off the
+scope, odd suffixes, every encoding case, redirects, 404s and resources. It knows its
+ground truth (the documents a faithful crawl reads, the true link matrix) and the rankings
+of that matrix computed without the ``ranking`` package. See ``docs/realsite.md``.
+
+Only the tests and the benchmarks import it; the daemon never does.
+"""
+
+from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
+from xyleme.sitegen.model import Document, Link, Response, Site, canonical
+from xyleme.sitegen.server import Access, RealSiteServer
+from xyleme.sitegen.truth import Truth, ground_truth, resolve
+
+__all__ = [
+    "IDNA_HOST",
+    "IDNA_PUNYCODE",
+    "Access",
+    "Document",
+    "Link",
+    "RealSiteServer",
+    "Response",
+    "Site",
+    "SiteSpec",
+    "Truth",
+    "build_site",
+    "canonical",
+    "ground_truth",
+    "resolve",
+]

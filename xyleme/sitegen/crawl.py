@@ -1,0 +1,163 @@
+"""Crawl a served realistic site with the daemon, and read back what it made of it.
+
+The daemon runs in this process on a manual clock (as in the daemon's end-to-end tests):
+its crawler reads the site from the seed until nothing is left to fetch, the loader stores
+the XML, then one ranking pass runs. What it stored is read back by URL, so the tests and
+``benchmarks/bench_site.py`` compare it with the ground truth by URL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from metadata import PAGE_TYPE_CODE, Metadata, PageType
+from metadata.clock import ManualClock
+from xyleme.cli.repository import create_repository
+from xyleme.commands import RepositoryTarget
+from xyleme.config import Config, ConfigError
+from xyleme.daemon import Daemon
+from xyleme.sitegen.server import RealSiteServer
+
+EPOCH = 1_700_000_000.0
+"""The manual clock's start (any fixed date: the site does not change)."""
+
+
+@dataclass
+class DaemonCrawl:
+    """What the daemon made of the site."""
+
+    read: dict[str, bool] = field(default_factory=dict)
+    """URL → is XML, for every page read as a document (type HTML or XML)."""
+    types: dict[str, str] = field(default_factory=dict)
+    """URL → the metadata's page type, for every URL it knows."""
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    """Link-Data as stored: (page URL, child URL), every child a page named."""
+    matrix_pages: set[str] = field(default_factory=set)
+    """The pages of the rankings' link matrix (§5)."""
+    matrix_edges: set[tuple[str, str]] = field(default_factory=set)
+    """The rankings' link matrix: (source URL, target URL)."""
+    load_status: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """URL → the loader's status and its detail, for every XML page it saw."""
+    importance: dict[str, float] = field(default_factory=dict)
+    interest: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    """Real seconds for the whole job: crawl, load, store and one ranking pass."""
+    crawl_seconds: float = 0.0
+    rank_figures: dict = field(default_factory=dict)
+
+
+def scope_for(served: RealSiteServer) -> list[str]:
+    """The ``[daemon] scope`` naming the site's two origins and nothing else."""
+    return [f"{origin}/" for origin in served.site.scope_origins]
+
+
+def host_scope_for(served: RealSiteServer) -> list[str]:
+    """The site's scope as host names, for a ``[daemon] scope`` that takes only domains
+    (main before issue 16: it cannot name a port, so the off-scope port is in it)."""
+    return sorted({urlsplit(origin).hostname for origin in served.site.scope_origins})
+
+
+async def crawl_with_daemon(
+    served: RealSiteServer, repository: Path, *, concurrency: int = 8
+) -> DaemonCrawl:
+    """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
+    create_repository(repository)
+    with Metadata.open(repository / "metadata.db") as md:
+        RepositoryTarget(md).add_seeds(served.site.seeds)
+    daemon = None
+    for scope in (scope_for(served), host_scope_for(served)):
+        daemon = Daemon(
+            repository,
+            _config(Config(), scope, concurrency),
+            clock=ManualClock(EPOCH),
+            resolver=served.resolver(),
+        )
+        daemon.open()
+        if daemon.crawler.scope.refusal(served.site.seeds[0]) is None:
+            break
+        daemon.close()  # a scope that takes only domains (main before issue 16)
+    outcome = DaemonCrawl()
+    try:
+        start = time.perf_counter()
+        daemon.queue_unread()
+        await daemon.crawler.run()
+        outcome.crawl_seconds = time.perf_counter() - start
+        outcome.rank_figures = await daemon.recompute_ranking()
+        outcome.seconds = time.perf_counter() - start
+        _read_back(daemon.md, outcome)
+    finally:
+        daemon.close()
+    return outcome
+
+
+def _config(config: Config, scope: list[str], concurrency: int) -> Config:
+    """The site's scope; no politeness delay on loopback; scouting deep enough for any
+    path of the site."""
+    try:
+        config = config.replace("crawler", scope=scope)  # issue 16's scope rules
+    except ConfigError:  # main before issue 16: [daemon] scope, domains only
+        config = config.replace("daemon", scope=scope)
+    return config.replace(
+        "crawler",
+        min_delay=0.0,
+        max_crawl_delay=0.0,
+        per_host_concurrency=concurrency,
+        max_scout_depth=64,
+    )
+
+
+def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
+    view = md.refresh_view()
+    ids = view["id"].tolist()
+    urls = dict(zip(ids, md.urls_of(ids), strict=True))
+    names = {code: page_type.value for page_type, code in PAGE_TYPE_CODE.items()}
+    documents = {PAGE_TYPE_CODE[PageType.HTML], PAGE_TYPE_CODE[PageType.XML]}
+    for url_id, code in zip(ids, view["type"].tolist(), strict=True):
+        outcome.types[urls[url_id]] = names[code]
+        if code in documents:
+            outcome.read[urls[url_id]] = code == PAGE_TYPE_CODE[PageType.XML]
+    for src, dst in md.export_links():
+        outcome.edges.update(
+            (urls[s], urls[d]) for s, d in zip(src.tolist(), dst.tolist(), strict=True)
+        )
+    _read_matrix(md, urls, outcome)
+    for url_id, (status, detail) in md.statuses(ids).items():
+        outcome.load_status[urls[url_id]] = (status.value, detail)
+    for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
+        score_ids, values = md.scores(name)
+        into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
+
+
+def _read_matrix(md: Metadata, urls: dict[int, str], outcome: DaemonCrawl) -> None:
+    """The matrix the ranking pass reads (``Metadata.link_matrix``, issue 16's rule)."""
+    if not hasattr(md, "link_matrix"):  # main before issue 16: the ranking reads Link-Data
+        outcome.matrix_pages, outcome.matrix_edges = set(urls.values()), set(outcome.edges)
+        return
+    with md.link_matrix() as matrix:
+        ids = matrix.ids.tolist()
+        outcome.matrix_pages = {urls[url_id] for url_id in ids}
+        for src, dst in matrix.edges():
+            outcome.matrix_edges.update(
+                (urls[ids[s]], urls[ids[d]])
+                for s, d in zip(src.tolist(), dst.tolist(), strict=True)
+            )
+
+
+def top_overlap(reference: dict[str, float], candidate: dict[str, float], k: int = 20) -> int:
+    """How many of ``candidate``'s top ``k`` pages are in ``reference``'s top ``k``.
+
+    Ties count as equal: a candidate page is in the reference's top ``k`` when its reference
+    score reaches the ``k``-th highest (within 1e-6 relative), since pages the link matrix
+    makes interchangeable (dangling XML pages of one section, say) have equal scores and any
+    order among them is right.
+    """
+    if not candidate:
+        return 0
+    kth = np.sort(np.fromiter(reference.values(), float))[::-1][min(k, len(reference)) - 1]
+    chosen = sorted(candidate, key=lambda url: (-candidate[url], url))[:k]
+    return sum(bool(reference.get(url, -1.0) >= kth * (1 - 1e-6)) for url in chosen)
