@@ -2,9 +2,9 @@
 
 The matrix holds the pages that are, or may still turn out to be, documents: the HTML and
 XML pages read, and the URLs known but not read yet (UNKNOWN without a redirect). Everything
-else stays out, whatever links to it: errors and dead pages, resources and any other type
-that is not a document (only :data:`MATRIX_TYPES` are in), redirecting URLs, and the
-dependencies of documents (DTDs, entities, schemas, style sheets: what some document's
+else stays out, whatever links to it: errors and dead pages, resources (RESOURCE) and any
+other type that is not a document (only :data:`MATRIX_TYPES` are in), redirecting URLs, and
+the dependencies of documents (DTDs, entities, schemas, style sheets: what a document's
 ``dependencies`` or ``waiting`` rows name, whatever type it was read as). Out-of-scope URLs
 never get a URL-Id (they are rejected, ``Metadata.rejected``), so they are out too.
 

@@ -25,6 +25,7 @@ PAGES = {
             "gone.html",
             "dead.html",
             "img.png",
+            "logo.gif",
             "site.dtd",
             "schema.xsd",
             "chain1",
@@ -45,7 +46,8 @@ PAGES = {
     "to-self": (PageType.UNKNOWN, ["home.html"], "home.html"),  # a self-link by redirect
     "gone.html": (PageType.ERROR, [], None),
     "dead.html": (PageType.DEAD, [], None),
-    "img.png": (PageType.ERROR, [], None),  # refused by its Content-Type
+    "img.png": (PageType.RESOURCE, [], None),  # read, not a document: a resource
+    "logo.gif": (PageType.ERROR, [], None),  # refused by its Content-Type
     "site.dtd": (PageType.DTD, [], None),
     "schema.xsd": (PageType.XML, ["doc.xml"], None),  # read as XML, but a dependency
     "style.xsl": (PageType.UNKNOWN, [], None),  # not read yet, but awaited as a dependency
@@ -129,7 +131,7 @@ def test_out_degree_is_counted_in_the_matrix(store):
     _, links = matrix_links(md, ids)
     out = {page: sum(src == page for src, _ in links) for page in INTENDED_PAGES}
     assert out == {"home.html": 4, "a.html": 2, "doc.xml": 2, "unread.html": 0}
-    assert md.children(ids["home.html"]).size == 14  # stored: every distinct child
+    assert md.children(ids["home.html"]).size == 15  # stored: every distinct child
 
 
 def test_a_page_leaves_the_matrix_when_it_becomes_an_error_and_returns_when_read(store):
