@@ -5,8 +5,9 @@ XML pages read, and the URLs known but not read yet (UNKNOWN without a redirect)
 else stays out, whatever links to it: errors and dead pages, resources (RESOURCE) and any
 other type that is not a document (only :data:`MATRIX_TYPES` are in), redirecting URLs, and
 the dependencies of documents (DTDs, entities, schemas, style sheets: what a document's
-``dependencies`` or ``waiting`` rows name, whatever type it was read as). Out-of-scope URLs
-never get a URL-Id (they are rejected, ``Metadata.rejected``), so they are out too.
+``dependencies`` or ``waiting`` rows name, whatever type it was read as), and, when the
+caller gives its crawl scope, the URLs not read yet that lie outside it (a document's links
+get URL-Ids whatever their scope; the crawler refuses to fetch those outside).
 
 A link to a redirecting URL counts for the end of its redirect chain (if that is in the
 matrix); a self-link and repeated links between the same two pages count once; a page's
@@ -18,7 +19,7 @@ the out-degree would dilute the page's real votes.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ SELECT CAST(group_concat(dependencies, '') AS BLOB) FROM links
 WHERE dependencies IS NOT NULL AND length(dependencies) > 0
 """
 _WAITED_FOR = "SELECT DISTINCT dependency FROM waiting"
+_UNREAD = "SELECT id, url FROM pages WHERE type = ? AND redirect_to IS NULL ORDER BY id"
 
 
 def link_steps(conn: sqlite3.Connection) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -120,8 +122,14 @@ class LinkMatrix:
     chunk_edges: int
 
     @classmethod
-    def read(cls, conn: sqlite3.Connection, chunk_edges: int) -> LinkMatrix:
-        """Read the pages, redirects and dependencies (the caller holds a read transaction)."""
+    def read(
+        cls,
+        conn: sqlite3.Connection,
+        chunk_edges: int,
+        in_scope: Callable[[str], bool] | None = None,
+    ) -> LinkMatrix:
+        """Read the pages, redirects and dependencies (the caller holds a read transaction);
+        ``in_scope`` (a URL → bool), when given, leaves out the unread URLs outside it."""
         rows = conn.execute(_PAGES).fetchall()
         all_ids = np.fromiter((row[0] for row in rows), np.int64, len(rows))
         codes = {page_type.value: code for page_type, code in PAGE_TYPE_CODE.items()}
@@ -137,6 +145,10 @@ class LinkMatrix:
             np.frombuffer(blob or b"", dtype="<i4").astype(np.int64), np.array(waited, np.int64)
         )
         in_matrix &= ~np.isin(all_ids, dependencies)
+        if in_scope is not None:
+            unread = conn.execute(_UNREAD, (PageType.UNKNOWN.value,))
+            outside = [url_id for url_id, url in unread if not in_scope(url)]
+            in_matrix &= ~np.isin(all_ids, np.array(outside, dtype=np.int64))
         targets = np.array([row[2] for row in rows if row[2] is not None], dtype=np.int64)
         return cls(
             conn=conn,

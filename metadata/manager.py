@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
@@ -662,16 +662,19 @@ class Metadata:
             conn.close()
 
     @contextmanager
-    def link_matrix(self, chunk_edges: int = 1 << 20) -> Iterator[LinkMatrix]:
+    def link_matrix(
+        self, chunk_edges: int = 1 << 20, *, in_scope: Callable[[str], bool] | None = None
+    ) -> Iterator[LinkMatrix]:
         """The rankings' link matrix (§5) by the rule of :mod:`metadata.link_matrix`: its
         pages, their types and its edges, all from one snapshot read on a connection of its
-        own (writers go on meanwhile). Read it inside the ``with`` block."""
+        own (writers go on meanwhile). ``in_scope`` is the crawl scope (URL → bool): unread
+        URLs outside it stay out. Read it inside the ``with`` block."""
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
         conn = _connect(self.path, readonly=True, settings=self.settings)
         try:
             conn.execute("BEGIN")
-            yield LinkMatrix.read(conn, chunk_edges)
+            yield LinkMatrix.read(conn, chunk_edges, in_scope)
         finally:
             conn.close()
 

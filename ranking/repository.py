@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,6 +51,7 @@ def rank_repository(
     *,
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
+    in_scope: Callable[[str], bool] | None = None,
 ) -> RepositoryRanking:
     """Compute importance and interest of every page and store them in the metadata.
 
@@ -63,6 +65,9 @@ def rank_repository(
         Damping, tolerance, sweeps guard, memory budget and interest variant.
     monitor, cancel
         Progress per slice; an event that stops the run between slices.
+    in_scope : callable, optional
+        The crawl scope (URL → bool): the URLs not read yet outside it stay out of the
+        matrix (the daemon passes its crawler's).
 
     Returns
     -------
@@ -78,7 +83,7 @@ def rank_repository(
     from ranking.slices import SlicedGraph
 
     settings = settings or RankingSettings()
-    with md.link_matrix() as matrix:
+    with md.link_matrix(in_scope=in_scope) as matrix:
         ids, types, all_ids = matrix.ids, matrix.types, matrix.all_ids
         if ids.size == 0:
             raise RankingError(

@@ -192,3 +192,16 @@ def test_a_page_that_leaves_the_matrix_loses_its_score(store, tmp_path):
     rank_repository(md, tmp_path / "ranking")
     record = md.page(ids["unread.html"])
     assert record.importance is None and record.interest is None
+
+
+def test_unread_urls_outside_the_crawl_scope_stay_out(store, tmp_path):
+    md, ids = store
+    home = ids["home.html"]
+    [outside] = md.ids_for(["http://elsewhere.test/page.html"])
+    md.set_children(home, [*md.children(home).tolist(), outside])
+    with md.link_matrix() as matrix:
+        assert outside in matrix.ids  # without a scope: a URL that may be a document
+    with md.link_matrix(in_scope=lambda url: url.startswith(BASE)) as matrix:
+        assert list(matrix.ids) == sorted(ids[name] for name in INTENDED_PAGES)
+    result = rank_repository(md, tmp_path / "ranking", in_scope=lambda url: url.startswith(BASE))
+    assert result.pages == len(INTENDED_PAGES) and md.page(outside).importance is None
