@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
@@ -41,6 +41,7 @@ from metadata.errors import (
     SchemaTooNew,
     UnknownPage,
 )
+from metadata.link_matrix import LinkMatrix, link_steps, rechunk
 from metadata.settings import MetadataSettings
 from metadata.types import (
     PAGE_TYPE_CODE,
@@ -102,13 +103,6 @@ ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.ext
 _UPSERT_STATUS = """
 INSERT INTO load_status(id, status, detail) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET status = excluded.status, detail = excluded.detail
-"""
-# Up to ? pages after id ?, in id order: their ids, child counts and children, aggregated by
-# SQLite. The three group_concat step over the same rows together, so they stay aligned.
-_EXPORT_STEP = """
-SELECT max(id), group_concat(id), group_concat(length(children) / 4),
-       CAST(group_concat(children, '') AS BLOB)
-FROM (SELECT id, children FROM links WHERE id > ? ORDER BY id LIMIT ?)
 """
 # "||" joins blobs as text, byte for byte; the CAST makes substr count bytes again.
 _APPEND_OBSERVATION = """
@@ -709,8 +703,9 @@ class Metadata:
         return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int32)
 
     def export_links(self, chunk_edges: int = 1 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The whole link matrix as ``(src, dst)`` int32 chunks of ``chunk_edges`` edges.
+        """The whole stored Link-Data as ``(src, dst)`` int32 chunks of ``chunk_edges`` edges.
 
+        Every stored child, whatever it is (the rankings read :meth:`link_matrix` instead).
         The last chunk may be shorter. Edges come in ascending ``src`` order, each page's
         children in their stored order. The export reads one snapshot on a connection of
         its own, so writers go on meanwhile. SQLite itself concatenates the children blobs
@@ -721,35 +716,24 @@ class Metadata:
         conn = _connect(self.path, readonly=True, settings=self.settings)
         try:
             conn.execute("BEGIN")  # one snapshot across the steps
-            pending_src: list[np.ndarray] = []
-            pending_dst: list[np.ndarray] = []
-            pending = 0
-            after = 0
-            while True:
-                last, ids, counts, blob = conn.execute(_EXPORT_STEP, (after, 32_768)).fetchone()
-                if last is None:
-                    break
-                after = last
-                dst = np.frombuffer(blob, dtype="<i4").astype(np.int32, copy=False)
-                src = np.repeat(
-                    np.fromstring(ids, dtype=np.int32, sep=","),
-                    np.fromstring(counts, dtype=np.int64, sep=","),
-                )
-                pending_src.append(src)
-                pending_dst.append(dst)
-                pending += dst.size
-                if pending >= chunk_edges:
-                    src_all, dst_all = np.concatenate(pending_src), np.concatenate(pending_dst)
-                    full = pending - pending % chunk_edges
-                    for start in range(0, full, chunk_edges):
-                        yield (
-                            src_all[start : start + chunk_edges],
-                            dst_all[start : start + chunk_edges],
-                        )
-                    pending_src, pending_dst = [src_all[full:]], [dst_all[full:]]
-                    pending -= full
-            if pending:
-                yield np.concatenate(pending_src), np.concatenate(pending_dst)
+            yield from rechunk(link_steps(conn), chunk_edges)
+        finally:
+            conn.close()
+
+    @contextmanager
+    def link_matrix(
+        self, chunk_edges: int = 1 << 20, *, in_scope: Callable[[str], bool] | None = None
+    ) -> Iterator[LinkMatrix]:
+        """The rankings' link matrix (§5) by the rule of :mod:`metadata.link_matrix`: its
+        pages, their types and its edges, all from one snapshot read on a connection of its
+        own (writers go on meanwhile). ``in_scope`` is the crawl scope (URL → bool): unread
+        URLs outside it stay out. Read it inside the ``with`` block."""
+        if chunk_edges < 1:
+            raise ValueError("chunk_edges must be positive")
+        conn = _connect(self.path, readonly=True, settings=self.settings)
+        try:
+            conn.execute("BEGIN")
+            yield LinkMatrix.read(conn, chunk_edges, in_scope)
         finally:
             conn.close()
 

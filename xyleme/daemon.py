@@ -497,8 +497,14 @@ class Daemon:
         started, real_start = self.clock.now(), time.monotonic()
         self._rank_cancel.clear()
         folder = self.repository / self.config.paths.ranking
+        scope = None if self.crawler is None else self.crawler.scope
         ranking = await asyncio.to_thread(
-            rank_repository, self.md, folder, self.config.ranking, cancel=self._rank_cancel
+            rank_repository,
+            self.md,
+            folder,
+            self.config.ranking,
+            cancel=self._rank_cancel,
+            in_scope=None if scope is None else (lambda url: scope.refusal(url) is None),
         )
         self.passes["ranking"] = started
         figures = {
