@@ -11,8 +11,9 @@ last access spread over the previous 30 days; G is a tenth of the pages a day.
 * folders-pass: one unit of the folder implementation: pop the current folder and put its
   pages in the folders of their next refresh, O(G).
 
-Run: ``python benchmarks/bench_schedule.py [--smoke | --quick] [--pages N]``. The last line is JSON with
-``pages`` and ``scan_s`` (the median of three scan passes).
+Run: ``python benchmarks/bench_schedule.py [--smoke | --quick] [--pages N]`` (``--smoke``:
+20,000 pages). The last line is JSON with ``pages`` and ``scan_s`` (the median of three scan
+passes).
 """
 
 from __future__ import annotations
