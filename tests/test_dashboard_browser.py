@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard_fixtures import short_simweb_run
+from tests.deadlines import readline_within
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -60,7 +61,7 @@ def server(tmp_path_factory):
         text=True,
     )
     try:
-        banner = process.stdout.readline()
+        banner = readline_within(process)
         assert " at http://127.0.0.1:" in banner, banner + process.stderr.read()
         yield banner.split(" at ", 1)[1].split(" ", 1)[0].rstrip("/")
     finally:
