@@ -221,15 +221,13 @@ def _too_deep_test(max_depth: int) -> etree.XPath:
     return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
 
 
-def _external_key(
-    tree: etree._ElementTree, url: str, resolver: CacheResolver, head: bytes
-) -> tuple | None:
+def _external_key(tree: etree._ElementTree, url: str, resolver: CacheResolver) -> tuple | None:
     """What identifies the external DTD a document was parsed with, for
     :class:`loader.dtds.DtdFacts`: its identifiers and what the resolver served for it.
-    None when there is none, or when an internal subset may change how it reads."""
+    None when there is none."""
     docinfo = tree.docinfo
     system = docinfo.system_url
-    if not system or _INTERNAL_SUBSET.search(head, 0, _DOCTYPE_WINDOW):
+    if not system:
         return None
     return (docinfo.public_id, absolute_http_url(url, system) or system, resolver.served())
 
@@ -272,7 +270,12 @@ def parse_tree(
     if root is None or resolver.missing:
         return _waiting(resolver, url, body)
     tree = root.getroottree()
-    grammar = resolver.dtd_facts.check(tree, _external_key(tree, url, resolver, body), settings)
+    grammar = resolver.dtd_facts.check(
+        tree,
+        _external_key(tree, url, resolver),
+        settings,
+        internal_subset=_INTERNAL_SUBSET.search(body, 0, _DOCTYPE_WINDOW) is not None,
+    )
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
