@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from loader.admission import LinkAdmission
 from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.bodies import content_type_of, is_dependency_type, md5_of
 from loader.catalog import Catalog, system_catalog_files
@@ -66,6 +67,9 @@ class Loader:
     in_scope
         The crawl scope: dependencies outside it are never asked for (the documents that
         need them are stored ``not validated``).
+    link_refusal
+        Why the crawl refuses a canonical link (scope, trap guards, deny list), or None: a
+        refused link is recorded as rejected, not stored as a child (``loader.admission``).
 
     Raises :class:`loader.catalog.CatalogError` when a catalog of ``settings.catalog_files``
     cannot be read.
@@ -79,12 +83,14 @@ class Loader:
         clock: Clock,
         settings: LoaderSettings | None = None,
         in_scope: Callable[[str], bool] = http_scope,
+        link_refusal: Callable[[str], str | None] | None = None,
     ) -> None:
         self.settings = settings or LoaderSettings()
         self.metadata = metadata
         self.fetcher = fetcher
         self.clock = clock
         self.in_scope = in_scope
+        self._admission = LinkAdmission(link_refusal)
         folder = Path(folder)
         self.repository = DocumentRepository(
             folder,
@@ -168,7 +174,8 @@ class Loader:
         if pending is not None:
             yield pending
             return
-        pending = self._thread.pending = PendingWrites(BatchReads(self._read_states))
+        pending = PendingWrites(BatchReads(self._read_states), self._admission)
+        self._thread.pending = pending
         try:
             yield pending
         finally:

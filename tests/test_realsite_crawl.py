@@ -140,6 +140,18 @@ async def test_nothing_outside_the_scope_is_fetched(crawled):
     assert not [a for a in served.accesses if a.path.startswith(served.site.disallowed)]
 
 
+async def test_off_site_links_of_xml_documents_are_no_pages(crawled):
+    """DocBook ``ulink``, Mallard ``href`` and DITA ``scope="external"`` links to other sites
+    pass the crawl's admission like HTML links: refused, they are no child and no page."""
+    served, _, outcome = crawled
+    site = served.site
+    assert not [edge for edge in outcome.edges if not site.in_scope(edge[1])]
+    known = {url for url in outcome.types if not site.in_scope(url)}
+    dependencies = {url for url in known if url.startswith(site.offsite_origin + "/")}
+    assert dependencies, "the off-scope DTD and entity of the specifications are known"
+    assert known == dependencies  # tdg.docbook.org, projectmallard.org… are not
+
+
 async def test_robots_txt_is_obeyed(crawled):
     served, _, _ = crawled
     assert not [a for a in served.accesses if a.path.startswith(served.site.disallowed)]

@@ -292,6 +292,11 @@ class Crawler:
             reason = self._suffixes.refusal(url)
         return reason
 
+    def link_refusal(self, url: str) -> str | None:
+        """Why a canonical link is not followed (scope, trap shape, suffix), or None: the
+        loader's admission of XML links, the same as an HTML link's (thread-safe)."""
+        return self._link_refusal(url)
+
     def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
         self.stats.count_rejected(reason)
         self.metadata.reject(url, reason, referrer)
