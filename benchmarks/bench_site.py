@@ -37,7 +37,8 @@ from xyleme.sitegen.rankings import importance, interest
 
 SIZES = {"smoke": 300, "quick": 1500, "full": 4000}
 CONCURRENCY = 8
-"""Requests in flight, for the daemon (per host) and the bare loop alike."""
+"""Requests in flight to the site's one server, for the daemon (in all, and per host: its two
+host names are one server) and the bare loop alike; no politeness delay on either side."""
 
 
 async def bare_loop(served: RealSiteServer, urls: list[str]) -> float:

@@ -10,10 +10,11 @@ its next fetch differs from the stored MD5 and is loaded again, links and all.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from loader.admission import LinkAdmission, Refusals
 from loader.interfaces import MetadataPort
 from loader.records import LoadOutcome, LoadResult, VersionInfo
 from loader.repository import DocumentRepository, NewVersion
@@ -80,6 +81,7 @@ class PendingWrites:
     """What the documents of a batch loaded so far still have to write."""
 
     reads: BatchReads
+    admission: LinkAdmission = field(default_factory=LinkAdmission)
     versions: list[NewVersion] = field(default_factory=list)
     links: list[tuple[int, list[str], list[str]]] = field(default_factory=list)
     types: list[tuple[int, PageType, str | None]] = field(default_factory=list)
@@ -110,7 +112,7 @@ class PendingWrites:
         if not self.url_ids:
             return
         with metadata.transaction():
-            rows = _link_rows(metadata, self.links)
+            rows = _link_rows(metadata, self.links, self.admission)
             if rows:
                 metadata.set_children_many(rows)
             if self.types:
@@ -138,31 +140,40 @@ class PendingWrites:
 
 
 def _link_rows(
-    metadata: MetadataPort, documents: list[tuple[int, list[str], list[str]]]
+    metadata: MetadataPort,
+    documents: list[tuple[int, list[str], list[str]]],
+    admission: LinkAdmission,
 ) -> list[tuple[int, list[int], list[int]]]:
     """``(url_id, children, dependencies)`` URL-Ids of a batch's documents, from one
     ``ids_for`` call for all their URLs (canonicalised here; the URLs the metadata manager
-    refuses are recorded with the document that named them, as ``ids_for`` does). A
+    refuses are recorded with the document that named them, as ``ids_for`` does). A link the
+    crawl does not admit (``admission``) is recorded as rejected, never given a URL-Id. A
     document's link to itself (an Atom feed's ``rel="self"``) is not a child."""
-    keyed = []  # per document, the canonical URL of each link and dependency (None: refused)
+    keyed = []  # per document, the canonical links admitted, and its dependencies
+    refused: Refusals = defaultdict(list)
     for url_id, links, dependencies in documents:
         urls = (*links, *dependencies)
         keys = [_canonical(url) for url in urls]
-        refused = [url for url, key in zip(urls, keys, strict=True) if key is None]
-        if refused:
-            metadata.ids_for(refused, referrer=url_id)  # records why each was refused
-        keyed.append(keys)
-    wanted = list(dict.fromkeys(key for keys in keyed for key in keys if key is not None))
+        invalid = [url for url, key in zip(urls, keys, strict=True) if key is None]
+        if invalid:
+            metadata.ids_for(invalid, referrer=url_id)  # records why each was refused
+        valid = (key for key in keys[: len(links)] if key is not None)
+        keyed.append((admission.admitted(valid, url_id, refused), keys[len(links) :]))
+    LinkAdmission.record(metadata, refused)
+    wanted = list(
+        dict.fromkeys(key for pair in keyed for keys in pair for key in keys if key is not None)
+    )
     ids = dict(zip(wanted, metadata.ids_for(wanted, canonical=True), strict=True))
     del wanted
     rows = []
-    for (url_id, links, _), keys in zip(documents, keyed, strict=True):
-        found = [ids.get(key) for key in keys]
+    for (url_id, _, _), (links, needed) in zip(documents, keyed, strict=True):
+        children = [ids.get(key) for key in links]
+        found = [ids.get(key) for key in needed if key is not None]
         rows.append(
             (
                 url_id,
-                [i for i in dict.fromkeys(found[: len(links)]) if i is not None and i != url_id],
-                [i for i in dict.fromkeys(found[len(links) :]) if i is not None],
+                [i for i in dict.fromkeys(children) if i is not None and i != url_id],
+                [i for i in dict.fromkeys(found) if i is not None],
             )
         )
     return rows

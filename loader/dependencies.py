@@ -190,6 +190,8 @@ class CacheResolver(etree.Resolver):
         The crawl scope; references outside it are unavailable.
     catalog
         The XML catalogs consulted first.
+    dtd_facts
+        What external DTDs declare, shared by the loader's resolvers (read once per DTD).
     """
 
     def __init__(
@@ -198,6 +200,7 @@ class CacheResolver(etree.Resolver):
         lookup_id: Callable[[str], int | None],
         in_scope: Callable[[str], bool] = http_scope,
         catalog: Catalog | None = None,
+        dtd_facts: DtdFacts | None = None,
     ) -> None:
         super().__init__()
         self.cache = cache
@@ -211,7 +214,7 @@ class CacheResolver(etree.Resolver):
         # the parsers built on this resolver, by (validate, encoding, entities): a parser used
         # again saves ~6 us per document over a new one (libxml2's parser context is kept)
         self.parsers: dict[tuple[bool, str | None, bool], etree.XMLParser] = {}
-        self.dtd_facts = DtdFacts()
+        self.dtd_facts = dtd_facts or DtdFacts()
 
     def reset(self) -> None:
         """Forget what the last parse found (before this resolver serves another one)."""

@@ -3,13 +3,15 @@ declare a grammar (a DOCTYPE that only declares entities has nothing to validate
 
 Both read the DTDs lxml hands out through ``docinfo``, and lxml copies a DTD each time it
 does: ~6 ms for XHTML 1.0's, ~66 ms for DocBook 4.5's, more than parsing the document. A
-shared external DTD (from the catalog or the dependency cache) gives the same answers to
-every document that uses it without an internal subset: :class:`DtdFacts` remembers them.
+shared external DTD (from the catalog or the dependency cache) declares the same entities and
+grammar for every document that uses it: :class:`DtdFacts` remembers them, and a document's
+internal subset (DocBook's customary ``<!ENTITY product "…">``) is read on its own, small.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lxml import etree
 
@@ -31,17 +33,28 @@ def declares_grammar(dtds: tuple[etree.DTD, ...]) -> bool:
     return any(any(True for _ in dtd.iterelements()) for dtd in dtds)
 
 
+def declared_entities(dtds: tuple[etree.DTD, ...]) -> dict[str, str]:
+    """The general entities the DTDs declare, name -> replacement text; the first DTD's
+    declaration wins (the internal subset is read before the external one, XML 1.0 §4.2)."""
+    declared: dict[str, str] = {}
+    for dtd in dtds:
+        for entity in dtd.iterentities():
+            declared.setdefault(entity.name, entity.content or "")
+    return declared
+
+
 def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> None:
-    """Refuse documents whose declared entities expand past the configured limits.
+    """Refuse documents whose declared entities expand past the configured limits."""
+    check_declared(declared_entities(dtds), settings)
+
+
+def check_declared(declared: dict[str, str], settings: LoaderSettings) -> None:
+    """Refuse entity declarations past the configured limits.
 
     libxml2 already stops excessive amplification while parsing; this adds the loader's own
     bounds: the number of entity declarations and the expanded size of each entity (nested
     references counted, memoised, stopping as soon as the bound is passed).
     """
-    declared: dict[str, str] = {}
-    for dtd in dtds:
-        for entity in dtd.iterentities():
-            declared.setdefault(entity.name, entity.content or "")
     if len(declared) > settings.max_entity_declarations:
         raise EntityExpansionRefused(
             f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
@@ -56,6 +69,8 @@ def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> Non
             raise EntityExpansionRefused(f"entity {name!r} refers to itself")
         text = declared.get(name, "")
         size = len(text)
+        if "&" not in text:  # most entities name one character
+            return size
         for reference in _ENTITY_REFERENCE.finditer(text):
             size += expanded(reference.group(1), (*trail, name)) - len(reference.group(0))
             if size > limit:
@@ -69,26 +84,60 @@ def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> Non
         expanded(name, ())
 
 
+@dataclass(frozen=True, slots=True)
+class _External:
+    """What an external DTD declares: its general entities and whether it has a grammar."""
+
+    entities: dict[str, str]
+    grammar: bool
+
+
 class DtdFacts:
-    """The verdicts of documents that share an external DTD and have no internal subset:
-    entities within the limits (a refusal is not remembered: it raises each time), and
-    whether a grammar is declared. One per thread (kept by the resolver)."""
+    """The facts of external DTDs shared by many documents: the entities they declare and
+    whether they declare a grammar, read once per DTD (as served: the key says by whom).
+
+    A document without an internal subset is checked once per external DTD (a refusal is
+    not remembered: it raises each time); one with an internal subset is checked with its
+    own declarations first and the remembered external ones. One per loader: the
+    remembered facts are read-only once stored, so threads share them.
+    """
 
     def __init__(self) -> None:
-        self._grammar: dict[tuple, bool] = {}
+        self._external: dict[tuple, _External] = {}
+        self._checked: set[tuple] = set()
 
-    def check(self, tree: etree._ElementTree, key: tuple | None, settings: LoaderSettings) -> bool:
+    def check(
+        self,
+        tree: etree._ElementTree,
+        key: tuple | None,
+        settings: LoaderSettings,
+        *,
+        internal_subset: bool = True,
+    ) -> bool:
         """Check a parsed document's entities; return whether its DTDs declare a grammar.
 
-        ``key`` identifies its external DTD as parsed (None: do not remember).
+        ``key`` identifies its external DTD as parsed (None: do not remember);
+        ``internal_subset`` False says the document has none (its DOCTYPE ends at ``>``).
         """
-        if key is not None and key in self._grammar:
-            return self._grammar[key]
-        dtds = dtds_of(tree)
-        check_entities(dtds, settings)
-        grammar = declares_grammar(dtds)
-        if key is not None:
-            if len(self._grammar) >= _FACTS_KEPT:
-                self._grammar.clear()
-            self._grammar[key] = grammar
-        return grammar
+        if key is None:
+            dtds = dtds_of(tree)
+            check_entities(dtds, settings)
+            return declares_grammar(dtds)
+        external = self._external.get(key)
+        if external is None:
+            dtd = tree.docinfo.externalDTD
+            dtds = () if dtd is None else (dtd,)
+            external = _External(declared_entities(dtds), declares_grammar(dtds))
+            if len(self._external) >= _FACTS_KEPT:
+                self._external.clear()
+                self._checked.clear()
+            self._external[key] = external
+        internal = tree.docinfo.internalDTD if internal_subset else None
+        if internal is None:
+            if key not in self._checked:
+                check_declared(external.entities, settings)
+                self._checked.add(key)
+            return external.grammar
+        own = declared_entities((internal,))
+        check_declared({**external.entities, **own}, settings)
+        return external.grammar or declares_grammar((internal,))

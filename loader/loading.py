@@ -29,10 +29,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from loader.admission import LinkAdmission
 from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.bodies import content_type_of, is_dependency_type, md5_of
 from loader.catalog import Catalog, system_catalog_files
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
+from loader.dtds import DtdFacts
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
 from loader.parking import ParkingLot
@@ -65,6 +67,9 @@ class Loader:
     in_scope
         The crawl scope: dependencies outside it are never asked for (the documents that
         need them are stored ``not validated``).
+    link_refusal
+        Why the crawl refuses a canonical link (scope, trap guards, deny list), or None: a
+        refused link is recorded as rejected, not stored as a child (``loader.admission``).
 
     Raises :class:`loader.catalog.CatalogError` when a catalog of ``settings.catalog_files``
     cannot be read.
@@ -78,12 +83,14 @@ class Loader:
         clock: Clock,
         settings: LoaderSettings | None = None,
         in_scope: Callable[[str], bool] = http_scope,
+        link_refusal: Callable[[str], str | None] | None = None,
     ) -> None:
         self.settings = settings or LoaderSettings()
         self.metadata = metadata
         self.fetcher = fetcher
         self.clock = clock
         self.in_scope = in_scope
+        self._admission = LinkAdmission(link_refusal)
         folder = Path(folder)
         self.repository = DocumentRepository(
             folder,
@@ -101,6 +108,7 @@ class Loader:
         self.parking = ParkingLot(folder / "pending")
         self._dependency_ids: dict[str, int] = {}
         self._thread = threading.local()  # each worker thread's open batch
+        self._dtd_facts = DtdFacts()  # shared by the threads' resolvers: one read per DTD
 
     def close(self) -> None:
         """Close the repository's change log (the loader can still be used afterwards)."""
@@ -112,7 +120,7 @@ class Loader:
         resolver = getattr(self._thread, "resolver", None)
         if resolver is None:
             resolver = self._thread.resolver = CacheResolver(
-                self.cache, self._dependency_id, self.in_scope, self.catalog
+                self.cache, self._dependency_id, self.in_scope, self.catalog, self._dtd_facts
             )
         resolver.reset()
         return resolver
@@ -166,7 +174,8 @@ class Loader:
         if pending is not None:
             yield pending
             return
-        pending = self._thread.pending = PendingWrites(BatchReads(self._read_states))
+        pending = PendingWrites(BatchReads(self._read_states), self._admission)
+        self._thread.pending = pending
         try:
             yield pending
         finally:

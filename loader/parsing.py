@@ -47,6 +47,8 @@ _DOCTYPE_SYSTEM_ID = re.compile(
     rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
 )
 _INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[")
+_NETWORK_ATTEMPT = etree.ErrorTypes.IO_NETWORK_ATTEMPT
+_RACE_ATTEMPTS = 3
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
 _UNDECLARED_ENTITY = frozenset({"WAR_UNDECLARED_ENTITY", "ERR_UNDECLARED_ENTITY"})
 _UNDECLARED_ENTITY_CODES = frozenset(getattr(etree.ErrorTypes, name) for name in _UNDECLARED_ENTITY)
@@ -177,9 +179,21 @@ def _parse_with_validation(
 
     Returns the result (None when dependencies are missing) and the first validity errors.
     """
-    parser = make_parser(validate, True)
+    parser: etree.XMLParser
+
+    def parse(with_validation: bool, entities: bool) -> Result:
+        nonlocal parser
+        for attempt in range(_RACE_ATTEMPTS):
+            parser = make_parser(with_validation, entities)
+            try:
+                return run(parser)
+            except etree.XMLSyntaxError:
+                if attempt == _RACE_ATTEMPTS - 1 or not _raced(parser):
+                    raise
+        raise AssertionError("unreachable")
+
     try:
-        return run(parser), []
+        return parse(validate, True), []
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
@@ -191,19 +205,31 @@ def _parse_with_validation(
             errors = []
         else:
             raise rejection(error, parser.error_log) from None
-    parser = make_parser(False, True)
     try:
-        return run(parser), errors
+        return parse(False, True), errors
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
         if not (resolver.unavailable and _only_undeclared_entities(parser.error_log, error)):
             raise rejection(error, parser.error_log) from None
-    parser = make_parser(False, False)
     try:
-        return run(parser), errors
+        return parse(False, False), errors
     except etree.XMLSyntaxError as error:
         raise rejection(error, parser.error_log) from None
+
+
+def _raced(parser: etree.XMLParser) -> bool:
+    """Whether a failed parse lost its resolver to another thread's parse.
+
+    lxml installs its resolver as libxml2's process-wide entity loader for the length of a
+    parse and puts the previous loader back after it, so a parse that ends in another thread
+    (the crawler's HTML parser on the event loop) can leave this one's DTD modules to libxml2's
+    own loader, which ``no_network`` refuses: ``failed to load "…xhtml-symbol.ent": Attempt to
+    load network entity``. Every load of ours goes through the resolver, so that error can
+    only be this race (the realistic site's XHTML pages met it about one crawl in three); it
+    needs the other parse to span this one's start, so parsing again gets through.
+    """
+    return any(entry.type == _NETWORK_ATTEMPT for entry in parser.error_log)
 
 
 def _only_undeclared_entities(log: etree._ListErrorLog, error: etree.XMLSyntaxError) -> bool:
@@ -221,15 +247,13 @@ def _too_deep_test(max_depth: int) -> etree.XPath:
     return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
 
 
-def _external_key(
-    tree: etree._ElementTree, url: str, resolver: CacheResolver, head: bytes
-) -> tuple | None:
+def _external_key(tree: etree._ElementTree, url: str, resolver: CacheResolver) -> tuple | None:
     """What identifies the external DTD a document was parsed with, for
     :class:`loader.dtds.DtdFacts`: its identifiers and what the resolver served for it.
-    None when there is none, or when an internal subset may change how it reads."""
+    None when there is none."""
     docinfo = tree.docinfo
     system = docinfo.system_url
-    if not system or _INTERNAL_SUBSET.search(head, 0, _DOCTYPE_WINDOW):
+    if not system:
         return None
     return (docinfo.public_id, absolute_http_url(url, system) or system, resolver.served())
 
@@ -272,7 +296,12 @@ def parse_tree(
     if root is None or resolver.missing:
         return _waiting(resolver, url, body)
     tree = root.getroottree()
-    grammar = resolver.dtd_facts.check(tree, _external_key(tree, url, resolver, body), settings)
+    grammar = resolver.dtd_facts.check(
+        tree,
+        _external_key(tree, url, resolver),
+        settings,
+        internal_subset=_INTERNAL_SUBSET.search(body, 0, _DOCTYPE_WINDOW) is not None,
+    )
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)

@@ -666,3 +666,42 @@ async def test_a_stop_that_races_the_start_of_a_run_is_not_lost(site, md):
     assert crawler.submit(home)
     stats = await asyncio.wait_for(crawler.run(), timeout=30)
     assert stats["pages"] == 1
+
+
+DEPENDENCY_FAILURES = {
+    "/gone.dtd": ({}, "http 404"),
+    "/private/robots.dtd": ({}, "robots.txt disallows"),
+    "/slow.dtd": ({"read_timeout": 0.2, "total_timeout": 0.3}, "timeout"),
+    "/big.dtd": ({"max_body_bytes": 1_000}, "1000"),
+    "/denied/scope.dtd": ({}, "deny"),
+}
+
+
+@pytest.mark.parametrize("path", list(DEPENDENCY_FAILURES))
+async def test_a_dependency_that_cannot_be_had_is_reported_to_the_loader(site, md, path):
+    """Whatever keeps a DTD the loader asked for (from its worker thread, mid-load) from
+    being had, ``dependency_failed`` hears of it with the reason, so the documents waiting
+    on it are kept not validated at once instead of waiting for the dependency timeout."""
+    settings, reason = DEPENDENCY_FAILURES[path]
+    robots = b"User-agent: *\nDisallow: /private/"
+    site.add("a.test", "/robots.txt", Page(robots, 200, "text/plain"))
+    site.add("a.test", "/doc.xml", Page(b'<!DOCTYPE d SYSTEM "x.dtd"><d/>', 200, "application/xml"))
+    site.add("a.test", "/slow.dtd", Page(b"<!ELEMENT d ANY>", 200, "application/xml-dtd", delay=2))
+    site.add("a.test", "/big.dtd", Page(b"<!-- -->" * 500, 200, "application/xml-dtd"))
+    dependency = site.url("a.test", path)
+
+    class AskingSink(RecordingSink):
+        def load(self, url_id, url, body, headers, fetched_at):
+            if url.endswith("/doc.xml"):
+                crawler.request(dependency, url_id)  # as the loader does, from its thread
+            return super().load(url_id, url, body, headers, fetched_at)
+
+    sink = AskingSink()
+    scope = Scope(["domain:test:*", "deny:glob:*/denied/*"])
+    crawler = make_crawler(md, scope=scope, sink=sink, **settings)
+    crawler.submit(site.url("a.test", "/doc.xml"))
+    await asyncio.wait_for(crawler.run(), 20)
+    assert [(url, url_id) for url_id, url, _ in sink.failed] == [
+        (dependency, md.id_for(dependency, create=False))
+    ]
+    assert reason in sink.failed[0][2].lower()

@@ -26,6 +26,9 @@ def loader(tmp_path, md):
     return Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(1000.0))
 
 
+DOC_ONE = "http://xml.test/books/one.xml"
+
+
 def fetched(md, url: str) -> int:
     """What the crawler does before handing an XML page over: record the fetch."""
     url_id = md.id_for(url)
@@ -55,6 +58,27 @@ def test_a_link_to_the_document_itself_is_dropped_after_canonicalisation(loader,
     result = loader.load(url_id, DOC, body, {}, 1000.0)
     assert md.urls_of(md.children(url_id)) == ["http://xml.test/books/next.xml"]
     assert result.links == 1
+
+
+def test_links_the_crawl_refuses_are_rejected_never_children(tmp_path, md):
+    """An off-site DocBook ``ulink`` (or any link the crawl's admission refuses) gets no
+    URL-Id and no place in Link-Data: it is a rejected link with its reason, recorded once."""
+
+    def refusal(url: str) -> str | None:
+        return None if url.startswith("http://xml.test/") else "out of scope"
+
+    loader = Loader(
+        tmp_path / "documents", md, FakeFetcher(), ManualClock(1000.0), link_refusal=refusal
+    )
+    body = b'<article><ulink url="http://other.test/x.html"/><ulink url="next.xml"/></article>'
+    for name in ("one.xml", "two.xml"):
+        url_id = fetched(md, f"http://xml.test/books/{name}")
+        result = loader.load(url_id, md.url_of(url_id), body, {}, 1000.0)
+        assert md.urls_of(md.children(url_id)) == ["http://xml.test/books/next.xml"]
+        assert result.links == 1
+    assert md.id_for("http://other.test/x.html", create=False) is None
+    rejected = [(r.url, r.reason, r.referrer) for r in md.rejected()]
+    assert rejected == [("http://other.test/x.html", "out of scope", md.id_for(DOC_ONE))]
 
 
 def test_dtd_round_trip_through_status_data(loader, md):

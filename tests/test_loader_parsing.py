@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import codecs
+import threading
 
 import pytest
+from lxml import etree
 
 from loader import Loader, LoaderSettings, LoadOutcome
+from loader.dependencies import CacheResolver
 from loader.records import Check
 from metadata.clock import ManualClock
 from metadata.types import LoadStatus, PageType
@@ -170,3 +173,44 @@ def test_spooled_file_body_is_loaded(tmp_path, md):
     assert result.outcome is LoadOutcome.STORED
     assert md.links_of(result.url_id) == ["http://xml.test/x.xml"]
     assert spooled.exists()  # the crawler owns its spool file
+
+
+def test_a_parse_in_another_thread_cannot_take_the_resolver(tmp_path, md, monkeypatch):
+    """lxml swaps libxml2's process-wide entity loader around each parse: a parse that began
+    earlier in another thread and ends during this one's puts libxml2's own loader back, and
+    this one's next DTD module was refused as a network load (the realistic site's XHTML
+    pages, beside the crawler's HTML parser). The document is parsed again, and stored."""
+    loader = make_loader(tmp_path, md)
+    dtd_url, module_url = "http://xml.test/a.dtd", "http://xml.test/mod.ent"
+    load(loader, md, b'<!ENTITY x "y">', url=module_url)
+    load(loader, md, b'<!ENTITY % mod SYSTEM "mod.ent"> %mod; <!ELEMENT r ANY>', url=dtd_url)
+    started, other_done = threading.Event(), threading.Event()
+
+    class Slow(etree.Resolver):
+        def resolve(self, system_url, public_id, context):
+            assert started.wait(10), "the loader's parse never began"
+            return self.resolve_string(b"<!ELEMENT o ANY>", context)
+
+    def other_parse() -> None:  # began before the loader's parse, ends inside it
+        parser = etree.XMLParser(load_dtd=True, no_network=True)
+        parser.resolvers.add(Slow())
+        etree.fromstring(b'<!DOCTYPE o SYSTEM "http://other.test/o.dtd"><o/>', parser)
+        other_done.set()
+
+    answer = CacheResolver.resolve
+    raced = []
+
+    def resolve(self, system_url, public_id, context):
+        if system_url == dtd_url and not raced:
+            raced.append(system_url)
+            started.set()
+            assert other_done.wait(10), "the other parse never ended"
+        return answer(self, system_url, public_id, context)
+
+    monkeypatch.setattr(CacheResolver, "resolve", resolve)
+    other = threading.Thread(target=other_parse)
+    other.start()
+    result = load(loader, md, b'<!DOCTYPE r SYSTEM "a.dtd"><r>&x;</r>')
+    other.join(10)
+    assert raced and result.outcome is LoadOutcome.STORED, result.reason
+    assert result.validity.dtd is Check.VALID

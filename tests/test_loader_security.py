@@ -167,6 +167,25 @@ def test_a_shared_external_dtd_is_judged_for_every_document(tmp_path, md, fetche
     assert result.outcome is LoadOutcome.FAILED
 
 
+def test_an_internal_subset_is_judged_with_the_remembered_external_entities(tmp_path, md, fetcher):
+    """DocBook's customary internal subset (``<!ENTITY product …>``) reads the external DTD's
+    remembered entities: a reference to one still counts in the expansion limit."""
+    loader = make_loader(tmp_path, md, fetcher, max_entity_expansion_bytes=500)
+    dtd_url = "http://xml.test/book.dtd"
+    loader.load(md.id_for(dtd_url), dtd_url, b'<!ENTITY ten "xxxxxxxxxx"><!ELEMENT r ANY>', {}, 0)
+    small = b'<!DOCTYPE r SYSTEM "book.dtd" [<!ENTITY product "&ten;">]><r>&product;</r>'
+    big = small.replace(b'"&ten;"', b'"' + b"&ten;" * 60 + b'"')
+    for n, (body, outcome) in enumerate(
+        ((small, LoadOutcome.STORED), (big, LoadOutcome.FAILED), (small, LoadOutcome.STORED))
+    ):
+        url = f"http://xml.test/book{n}.xml"
+        result = loader.load(md.id_for(url), url, body, {}, 0.0)
+        assert result.outcome is outcome, result.reason
+        if outcome is LoadOutcome.FAILED:
+            assert "entity 'product' expands past 500 bytes" in result.reason
+    assert result.validity.dtd is Check.VALID
+
+
 def test_dtd_outside_the_crawl_scope_is_never_asked_for(tmp_path, md, fetcher):
     loader = Loader(
         tmp_path / "documents",

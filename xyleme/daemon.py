@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import errno
 import gc
+import importlib
 import inspect
 import logging
 import signal
@@ -165,6 +166,8 @@ class Daemon:
         self.opic = self._restore_opic()
         self._listen_to_fetches()
         self.checkpoint()
+        # numba and the ranking kernels load now (~1.5 s), not inside the first ranking pass
+        importlib.import_module("ranking.compute")
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,

@@ -89,6 +89,7 @@ class LoaderSink:
             clock,
             settings,
             in_scope=lambda url: crawler.scope.refusal(url) is None,
+            link_refusal=crawler.link_refusal,
         )
         self.loaded = 0
         self._lock = threading.Lock()

@@ -259,7 +259,8 @@ class Crawler:
         must not wait behind anything), within the scope like any URL.
 
         The loader calls it from its worker thread: the request is then handed to the event
-        loop (and None returned). A refused URL fails its waiting documents at once.
+        loop (and None returned). A refused URL is reported to the loader at once
+        (``dependency_failed``): its waiting documents are kept without it.
         """
         loop = self._loop
         if loop is not None and loop.is_running():
@@ -280,9 +281,11 @@ class Crawler:
         except InvalidURL:
             return False  # no URL-Id: nothing can wait on it
         refusal = self._refusal(canonical, dependency=True)
-        url_id = self.metadata.id_for(canonical, create=False)
-        if refusal is not None and url_id is not None and self._lane is not None:
-            self._lane.fail(url_id, canonical, refusal)  # its waiting documents fail now
+        if refusal is not None and self._lane is not None:
+            # The loader may not have written the URL-Id its documents wait on yet (it asks
+            # mid-load): the id is made here, and the lane serves the failure after that load.
+            url_id = self.metadata.id_for(canonical)
+            self._lane.fail(url_id, canonical, refusal)  # its waiting documents load now
         return False
 
     def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
@@ -291,6 +294,11 @@ class Crawler:
         if reason is None and not dependency:
             reason = self._suffixes.refusal(url)
         return reason
+
+    def link_refusal(self, url: str) -> str | None:
+        """Why a canonical link is not followed (scope, trap shape, suffix), or None: the
+        loader's admission of XML links, the same as an HTML link's (thread-safe)."""
+        return self._link_refusal(url)
 
     def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
         self.stats.count_rejected(reason)

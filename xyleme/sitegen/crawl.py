@@ -97,8 +97,9 @@ async def crawl_with_daemon(
 
 
 def _config(config: Config, scope: list[str], concurrency: int) -> Config:
-    """The site's scope; no politeness delay on loopback; scouting deep enough for any
-    path of the site."""
+    """The site's scope; no politeness delay on loopback; ``concurrency`` requests in flight
+    in all (the site's two host names are one server: the bare loop gets the same number);
+    scouting deep enough for any path of the site."""
     try:
         config = config.replace("crawler", scope=scope)  # issue 16's scope rules
     except ConfigError:  # main before issue 16: [daemon] scope, domains only
@@ -107,6 +108,7 @@ def _config(config: Config, scope: list[str], concurrency: int) -> Config:
         "crawler",
         min_delay=0.0,
         max_crawl_delay=0.0,
+        concurrency=concurrency,
         per_host_concurrency=concurrency,
         max_scout_depth=64,
     )

@@ -1,0 +1,56 @@
+"""Which links of a document become its children: those the crawl admits.
+
+A link the loader finds in XML (DocBook ``ulink``, Mallard ``href``, DITA
+``scope="external"``…) passes the same admission as an HTML link in the crawler: scope,
+spider-trap guards, deny list (issue 16). A refused link gets no URL-Id and no place in
+Link-Data, so it never enters the link matrix as an unread page nor reaches the crawler's
+queue: it is recorded as a rejected link with its reason, the document as its referrer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from loader.interfaces import MetadataPort
+
+Refusals = defaultdict[tuple[str, int], list[str]]
+"""Refused URLs by (reason, referrer URL-Id), waiting to be recorded."""
+
+_RECORDED_KEPT = 1 << 16
+"""Refused URLs remembered as recorded (a link repeated on every page is recorded once)."""
+
+
+class LinkAdmission:
+    """Splits canonical links into admitted ones and refusals, and records the refusals.
+
+    ``refusal(url)`` says why a canonical URL is not to be crawled (None: admitted); the
+    daemon passes the crawler's. Without one every link is admitted.
+    """
+
+    def __init__(self, refusal: Callable[[str], str | None] | None = None) -> None:
+        self.refusal = refusal
+        self._recorded: set[str] = set()
+
+    def admitted(self, urls: Iterable[str], referrer: int, refused: Refusals) -> list[str]:
+        """The admitted URLs, in order; each refusal not yet recorded is added to
+        ``refused`` for :meth:`record`."""
+        if self.refusal is None:
+            return list(urls)
+        kept = []
+        for url in urls:
+            reason = self.refusal(url)
+            if reason is None:
+                kept.append(url)
+            elif url not in self._recorded:
+                if len(self._recorded) >= _RECORDED_KEPT:
+                    self._recorded.clear()
+                self._recorded.add(url)
+                refused[reason, referrer].append(url)
+        return kept
+
+    @staticmethod
+    def record(metadata: MetadataPort, refused: Refusals) -> None:
+        """Keep the refusals in the metadata's rejected links."""
+        for (reason, referrer), urls in refused.items():
+            metadata.reject(urls, reason, referrer)
