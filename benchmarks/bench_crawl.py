@@ -19,17 +19,21 @@ Each is rated on the documents (HTML and XML) it fetched, in pages per second of
 ``--quick`` xyleme and the bare loop run twice, taking turns, and the faster run of each is
 kept. Run::
 
+    python benchmarks/bench_crawl.py --smoke    # 300 pages on 3 hosts, no Scrapy, seconds
     python benchmarks/bench_crawl.py --quick    # 5,000 pages on 20 hosts, < 60 s
     python benchmarks/bench_crawl.py            # 20,000 pages on 50 hosts
 
 The last line is JSON with ``xyleme_pages_per_s``, ``scrapy_pages_per_s``,
-``bare_pages_per_s``, ``ratio_vs_scrapy``, ``ratio_vs_bare`` and ``xyleme_peak_rss_mb``.
+``bare_pages_per_s``, ``ratio_vs_scrapy``, ``ratio_vs_bare`` and ``xyleme_peak_rss_mb``; a
+crawler left out (``--only``; ``--smoke`` leaves out Scrapy, which comes only with the optional
+``[bench]`` extra) has ``null`` figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import resource
@@ -223,6 +227,9 @@ def measure_all(names: list[str], site: dict, args: argparse.Namespace) -> dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5,000 pages on 20 hosts, < 60 s")
+    parser.add_argument(
+        "--smoke", action="store_true", help="300 pages on 3 hosts, xyleme and bare (seconds)"
+    )
     parser.add_argument("--pages", type=int, default=None, help="pages of the simulated web")
     parser.add_argument("--hosts", type=int, default=None, help="hosts of the simulated web")
     parser.add_argument("--seed", type=int, default=1, help="the simulated web's seed")
@@ -253,12 +260,18 @@ def main() -> None:
 
     from xyleme.simweb import SimWebProcess, SimWebSettings
 
-    pages = args.pages or (5_000 if args.quick else 20_000)
-    hosts = args.hosts or (20 if args.quick else 50)
+    pages = args.pages or (300 if args.smoke else 5_000 if args.quick else 20_000)
+    hosts = args.hosts or (3 if args.smoke else 20 if args.quick else 50)
+    names = args.only or (["xyleme", "bare"] if args.smoke else list(RUNNERS))
+    if "scrapy" in names and importlib.util.find_spec("scrapy") is None:
+        raise SystemExit(
+            "Scrapy, the peer, comes with the optional [bench] extra: pip install -e '.[bench]'"
+            " (or run --only xyleme --only bare, or --smoke)"
+        )
     if args.scrapy_seconds is None:
         args.scrapy_seconds = 15.0 if args.quick else 0.0
     if args.repeat is None:
-        args.repeat = 2 if args.quick else 1
+        args.repeat = 2 if args.quick and not args.smoke else 1
     settings = SimWebSettings(hosts=hosts, pages=pages, seed=args.seed).without_faults()
     with SimWebProcess(settings, frozen=True, precompute=True) as server:
         site = {
@@ -267,7 +280,7 @@ def main() -> None:
             "hosts": server.host_names,
             "now": server.clock().now(),
         }
-        results = measure_all(args.only or list(RUNNERS), site, args)
+        results = measure_all(names, site, args)
     print(
         f"simweb: {pages} pages on {hosts} hosts (frozen, no faults); concurrency "
         f"{args.concurrency}, {args.per_host} per host"
@@ -284,21 +297,26 @@ def main() -> None:
         )
     rate = {name: result["pages_per_s"] for name, result in results.items()}
 
+    def pages_per_s(name: str) -> float | None:
+        return round(rate[name], 1) if name in rate else None
+
     def ratio(peer: str) -> float | None:
         return (
             round(rate["xyleme"] / rate[peer], 2) if rate.get(peer) and "xyleme" in rate else None
         )
 
+    xyleme_rss = results["xyleme"]["peak_rss_mb"] if "xyleme" in results else None
+
     print(
         json.dumps(
             {
                 "pages": pages,
-                "xyleme_pages_per_s": round(rate.get("xyleme", 0.0), 1),
-                "scrapy_pages_per_s": round(rate.get("scrapy", 0.0), 1),
-                "bare_pages_per_s": round(rate.get("bare", 0.0), 1),
+                "xyleme_pages_per_s": pages_per_s("xyleme"),
+                "scrapy_pages_per_s": pages_per_s("scrapy"),
+                "bare_pages_per_s": pages_per_s("bare"),
                 "ratio_vs_scrapy": ratio("scrapy"),
                 "ratio_vs_bare": ratio("bare"),
-                "xyleme_peak_rss_mb": round(results.get("xyleme", {}).get("peak_rss_mb", 0.0), 1),
+                "xyleme_peak_rss_mb": None if xyleme_rss is None else round(xyleme_rss, 1),
                 **{
                     f"{name}_cpu_ms_per_page": round(result["cpu_ms_per_page"], 3)
                     for name, result in results.items()

@@ -14,8 +14,9 @@ the second half of the run, measured from the later of the half-way mark and the
 at which the known-URL count reached 99 % of its final value (``known_stable_at_s``; the
 simulated web keeps giving birth to a few pages).
 
-Run ``python benchmarks/bench_daemon.py`` (one hour) or ``--quick`` (60 s). The last line is
-JSON with ``pages_per_s``, ``rss_growth_pct`` and ``max_loop_block_ms``.
+Run ``python benchmarks/bench_daemon.py`` (one hour), ``--quick`` (60 s) or ``--smoke`` (5 s
+against 500 pages). The last line is JSON with ``pages_per_s``, ``rss_growth_pct`` and
+``max_loop_block_ms``.
 """
 
 from __future__ import annotations
@@ -110,8 +111,7 @@ def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | No
     return growth, stable
 
 
-async def soak(seconds: float, pages: int, speed: float) -> dict:
-    repository = Path(tempfile.mkdtemp(prefix="bench-daemon-")) / "repo"
+async def soak(seconds: float, pages: int, speed: float, repository: Path) -> dict:
     CliRunner().invoke(cli, ["init", str(repository)], catch_exceptions=False)
     settings = web_settings(pages)
     plan = DemoPlan(
@@ -181,14 +181,19 @@ async def soak(seconds: float, pages: int, speed: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="60 s instead of one hour")
-    parser.add_argument("--pages", type=int, default=20_000)
+    parser.add_argument("--smoke", action="store_true", help="5 s against 500 pages")
+    parser.add_argument("--pages", type=int, default=None, help="pages of the web [20000]")
     parser.add_argument("--verbose", action="store_true", help="the daemon's log on stderr")
     parser.add_argument(
         "--speed", type=float, default=8_640.0, help="simulated seconds per real second"
     )
     options = parser.parse_args()
     configure_logging("text", logging.INFO if options.verbose else logging.WARNING)
-    figures = asyncio.run(soak(60.0 if options.quick else 3600.0, options.pages, options.speed))
+    options.pages = options.pages or (500 if options.smoke else 20_000)
+    seconds = 5.0 if options.smoke else 60.0 if options.quick else 3600.0
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
+        repository = Path(scratch) / "repo"
+        figures = asyncio.run(soak(seconds, options.pages, options.speed, repository))
     print(
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "
         f"(clock x{options.speed:g})"

@@ -16,7 +16,7 @@ the Last-Modified estimators never hit a degenerate case here (the first access 
 change). "crlb" is the Cramér-Rao bound on the relative RMSE of an unbiased estimator from the
 same change observations (sqrt of the mean inverse Fisher information).
 
-Run: ``python benchmarks/bench_estimators.py [--quick] [--samples N] [--accesses N]``.
+Run: ``python benchmarks/bench_estimators.py [--smoke | --quick] [--samples N]``.
 The last line is JSON with ``eq9_rmse_over_crlb_20obs``: the worst ratio of eq. 9's RMSE to
 the bound over 0.1 ≤ λ·I ≤ 2 with 20 access intervals.
 """
@@ -112,14 +112,15 @@ def print_table(rows: list[dict], n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (< 60 s)")
+    parser.add_argument("--smoke", action="store_true", help="200 samples (a few seconds)")
     parser.add_argument("--samples", type=int, default=None, help="pages per λ·I point")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    samples = args.samples or (4_000 if args.quick else 40_000)
+    samples = args.samples or (200 if args.smoke else 4_000 if args.quick else 40_000)
     grid = np.logspace(-2, 1, 16)
     start = time.perf_counter()
     results = {}
-    for n in (20,) if args.quick else (5, 20, 50):
+    for n in (20,) if args.quick or args.smoke else (5, 20, 50):
         results[n] = run(grid, samples, n, args.seed)
         print_table(results[n], n)
     twenty = results[20]

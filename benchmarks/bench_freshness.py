@@ -31,7 +31,8 @@ refreshes a day; the adaptive peers ask for far more than G, so at every scan th
 G per hour, the most overdue pages first (the rest stay due). The realised fetches a day of
 every policy are printed. Ω is the optimum S²/(2·G) with the one-hour floor (§6.3–6.4).
 
-Run: ``python benchmarks/bench_freshness.py [--quick]``. The last line is JSON with
+Run: ``python benchmarks/bench_freshness.py [--smoke | --quick]`` (``--smoke``: 1,000 pages,
+10 days after a 5-day warm-up, a few seconds). The last line is JSON with
 ``sqrt_true_over_opt``, ``sqrt_est_over_opt``, ``nutch_over_sqrt_est``,
 ``stormcrawler_over_sqrt_est`` (and ``sqrt_est_eq9_over_opt``, ``sqrt_est_eb_over_opt``).
 """
@@ -332,10 +333,17 @@ def simulate(policy, world: World, seed: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 pages, 60 days (< 60 s)")
+    parser.add_argument("--smoke", action="store_true", help="1,000 pages, 15 days (seconds)")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
-    n, bandwidth, days = (10_000, 1_000.0, 60.0) if args.quick else (100_000, 10_000.0, 100.0)
-    world = World.generate(n, bandwidth, days, warmup=20.0, seed=args.seed)
+    n, bandwidth, days, warmup = (
+        (1_000, 100.0, 15.0, 5.0)
+        if args.smoke
+        else (10_000, 1_000.0, 60.0, 20.0)
+        if args.quick
+        else (100_000, 10_000.0, 100.0, 20.0)
+    )
+    world = World.generate(n, bandwidth, days, warmup=warmup, seed=args.seed)
     started = time.perf_counter()
 
     optimum = refresh_intervals(world.weight, bandwidth, min_interval=world.step)

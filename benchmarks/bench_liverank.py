@@ -9,6 +9,7 @@ The last line is JSON: {"cost": {strategy: {"0.1": cost, …}}, …}.
 
     python benchmarks/bench_liverank.py            # 100,000 pages
     python benchmarks/bench_liverank.py --quick    # 20,000 pages, well under a minute
+    python benchmarks/bench_liverank.py --smoke    # 3,000 pages, no plot, a few seconds
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.liverank_webgraph import synthetic_web
+from benchmarks.plots import pyplot
 from ranking.liverank import (
     BENCHMARK_ALPHAS,
     STRATEGIES,
@@ -129,11 +131,7 @@ def print_table(result: dict) -> None:
 
 def draw(costs: dict[str, dict[float, float]], n_over_na: float, path: Path) -> None:
     """The cost curves, one line per strategy, like the paper's Figures 4 and 6."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for strategy, curve in costs.items():
         axes.plot(
@@ -153,6 +151,7 @@ def draw(costs: dict[str, dict[float, float]], n_over_na: float, path: Path) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20,000 pages instead of 100,000")
+    parser.add_argument("--smoke", action="store_true", help="3,000 pages, no plot (seconds)")
     parser.add_argument("--pages", type=int, default=None, help="graph size (overrides --quick)")
     parser.add_argument("--sample", type=float, default=0.01, help="z: fraction or count")
     parser.add_argument(
@@ -167,7 +166,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--png", type=Path, default=OUT / "liverank_cost.png", help="plot file")
     args = parser.parse_args()
-    n_pages = args.pages or (20_000 if args.quick else 100_000)
+    n_pages = args.pages or (3_000 if args.smoke else 20_000 if args.quick else 100_000)
+    png = None if args.smoke else args.png
 
     started = time.perf_counter()
     result = run(n_pages, args.graph, args.sample, args.sample_kind, args.seed)
@@ -183,8 +183,9 @@ def main() -> None:
     print()
     for name, ok in checks.items():
         print(f"target {name}: {'met' if ok else 'NOT met'}")
-    draw(result["costs"], result["n_over_na"], args.png)
-    print(f"plot: {args.png}; total {time.perf_counter() - started:.1f}s")
+    if png is not None:
+        draw(result["costs"], result["n_over_na"], png)
+    print(f"plot: {png or 'none (--smoke)'}; total {time.perf_counter() - started:.1f}s")
     summary = {
         "cost": {
             strategy: {f"{alpha:.1f}": round(value, 4) for alpha, value in curve.items()}
@@ -195,6 +196,7 @@ def main() -> None:
         "alive_fraction": round(1.0 / result["n_over_na"], 4),
         "n_over_na": round(result["n_over_na"], 4),
         "targets": checks,
+        "plot": None if png is None else str(png),
     }
     print(json.dumps(summary))
 

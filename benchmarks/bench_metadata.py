@@ -11,6 +11,7 @@ Measures, for the same already-canonical URLs and the same rows:
 
 Both sides commit once per batch of ``--batch`` rows. Run::
 
+    python benchmarks/bench_metadata.py --smoke     # 2,000 rows, a few seconds
     python benchmarks/bench_metadata.py --quick     # 100k rows, well under a minute
     python benchmarks/bench_metadata.py             # 1M rows
 
@@ -73,7 +74,8 @@ def fetch_batch(rows: range, rng: np.random.Generator, pages: int) -> list[Fetch
 
 
 def raw_update_rows(results: list[FetchResult], history_bytes: int) -> tuple[list, list, list]:
-    """The parameters of the three statements the API runs, built the plain way."""
+    """The parameters of the three statements the API runs, built the plain way, in the
+    order of ``_UPDATE_READ``'s numbered parameters (?1 … ?15)."""
     pages, links, observations = [], [], []
     for r in results:
         pages.append(
@@ -91,6 +93,8 @@ def raw_update_rows(results: list[FetchResult], history_bytes: int) -> tuple[lis
                 False,
                 r.redirect_to,
                 r.url_id,
+                r.robots,
+                r.canonical_to,
             )
         )
         links.append((r.url_id, np.asarray(r.children, dtype="<i4").tobytes(), 0))
@@ -184,10 +188,11 @@ def bench_export(folder: Path) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100k rows (under a minute)")
+    parser.add_argument("--smoke", action="store_true", help="2,000 rows (a few seconds)")
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows without --quick")
     parser.add_argument("--batch", type=int, default=1_000, help="rows per transaction")
     args = parser.parse_args()
-    count = 100_000 if args.quick else args.rows
+    count = 2_000 if args.smoke else 100_000 if args.quick else args.rows
     urls = canonical_urls(count)
     with tempfile.TemporaryDirectory(prefix="bench_metadata_") as scratch:
         folder = Path(scratch)

@@ -13,6 +13,7 @@ G-time of N Greedy reads (the paper's crawl speed of N pages per month).
 
     python benchmarks/bench_opic.py            # N = 100,000 (about ten minutes)
     python benchmarks/bench_opic.py --quick    # N = 20,000, under a minute
+    python benchmarks/bench_opic.py --smoke    # N = 1,000, no plot, a few seconds
 
 Tables go to stdout, PNG plots to benchmarks/out/, and the last line is a JSON summary.
 """
@@ -26,15 +27,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
+from benchmarks.plots import pyplot
 from ranking.opic import OPIC
 from ranking.opic_select import Cycle, Greedy, PageSelector, RandomSelection
 from ranking.opic_windows import HistoryWindow, Interpolation, fixed_window, variable_window
@@ -186,6 +184,7 @@ def changing_graph(
 
 
 def plot_convergence(results: dict[str, dict], key: str, title: str, path: Path) -> None:
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(6, 4))
     rounds = np.arange(1, ROUNDS + 1)
     for name, result in results.items():
@@ -199,6 +198,7 @@ def plot_convergence(results: dict[str, dict], key: str, title: str, path: Path)
 
 
 def plot_windows(table: dict[float, dict], names: list[str], title: str, path: Path) -> None:
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(6, 4))
     rates = sorted(table)
     for name in names:
@@ -212,6 +212,7 @@ def plot_windows(table: dict[float, dict], names: list[str], title: str, path: P
 
 
 def plot_measures(measures: dict[str, float], path: Path) -> None:
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(6, 4))
     axes.barh(list(measures), list(measures.values()))
     axes.set(xlabel="measures stored per page", title="Storage per time window")
@@ -223,13 +224,14 @@ def plot_measures(measures: dict[str, float], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 20,000, under a minute")
+    parser.add_argument("--smoke", action="store_true", help="N = 1,000, no plot (seconds)")
     parser.add_argument("--pages", type=int, default=None, help="graph size N (default 100,000)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    n = args.pages or (20_000 if args.quick else 100_000)
-    rates = [0.0, 1.0, 4.0] if args.quick else [0.0, 1.0, 2.0, 4.0]
-    window_pages = n // 4 if args.quick else n
-    OUT.mkdir(parents=True, exist_ok=True)
+    n = args.pages or (1_000 if args.smoke else 20_000 if args.quick else 100_000)
+    rates = [0.0, 4.0] if args.smoke else [0.0, 1.0, 4.0] if args.quick else [0.0, 1.0, 2.0, 4.0]
+    window_pages = n // 4 if args.quick or args.smoke else n
+    plots = not args.smoke
     started = time.perf_counter()
 
     graph = power_law_graph(n, np.random.default_rng(args.seed))
@@ -252,8 +254,10 @@ def main() -> None:
     print("falls that much faster (the paper: Random 1, Greedy about 2)")
     for name in strategies:
         print(f"{name:<8}{results[name]['g_per_round'][-1]:>8.2f}")
-    plot_convergence(results, "all", "Convergence of OPIC (all pages)", OUT / "opic_fig2.png")
-    plot_convergence(results, "top", "Convergence of OPIC (top 10 %)", OUT / "opic_fig3.png")
+    if plots:
+        OUT.mkdir(parents=True, exist_ok=True)
+        plot_convergence(results, "all", "Convergence of OPIC (all pages)", OUT / "opic_fig2.png")
+        plot_convergence(results, "top", "Convergence of OPIC (top 10 %)", OUT / "opic_fig3.png")
 
     month = results["greedy"]["g_per_round"][-1]
     table = {
@@ -268,19 +272,20 @@ def main() -> None:
     print("\nFigure 5 — measures stored per page (change rate 0)")
     for name in names:
         print(f"{name:<26}{table[rates[0]][name][1]:>9.1f}")
-    plot_measures({name: table[rates[0]][name][1] for name in names}, OUT / "opic_fig5.png")
-    plot_windows(
-        table,
-        ["variable 4", "variable 8", "variable 16", "interpolation 4 months"],
-        "Influence of window size",
-        OUT / "opic_fig4.png",
-    )
-    plot_windows(
-        table,
-        ["variable 8", "fixed 8 months", "improved fixed 4 months", "interpolation 4 months"],
-        "Influence of window type",
-        OUT / "opic_fig6.png",
-    )
+    if plots:
+        plot_measures({name: table[rates[0]][name][1] for name in names}, OUT / "opic_fig5.png")
+        plot_windows(
+            table,
+            ["variable 4", "variable 8", "variable 16", "interpolation 4 months"],
+            "Influence of window size",
+            OUT / "opic_fig4.png",
+        )
+        plot_windows(
+            table,
+            ["variable 8", "fixed 8 months", "improved fixed 4 months", "interpolation 4 months"],
+            "Influence of window type",
+            OUT / "opic_fig6.png",
+        )
 
     last = ROUNDS - 1
     summary = {
@@ -298,8 +303,9 @@ def main() -> None:
         },
         "variable8_error_by_rate": {str(r): round(table[r]["variable 8"][0], 3) for r in rates},
         "seconds": round(time.perf_counter() - started, 1),
+        "plots": str(OUT) if plots else None,
     }
-    print(f"\nplots in {OUT}/opic_fig{{2,3,4,5,6}}.png")
+    print(f"\nplots in {OUT}/opic_fig{{2,3,4,5,6}}.png" if plots else "\nno plot (--smoke)")
     print(json.dumps(summary))
 
 

@@ -11,8 +11,9 @@ last access spread over the previous 30 days; G is a tenth of the pages a day.
 * folders-pass: one unit of the folder implementation: pop the current folder and put its
   pages in the folders of their next refresh, O(G).
 
-Run: ``python benchmarks/bench_schedule.py [--quick] [--pages N]``. The last line is JSON with
-``pages`` and ``scan_s`` (the median of three scan passes).
+Run: ``python benchmarks/bench_schedule.py [--smoke | --quick] [--pages N]`` (``--smoke``:
+20,000 pages). The last line is JSON with ``pages`` and ``scan_s`` (the median of three scan
+passes).
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ def timed(function, repeat: int = 3) -> tuple[float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1M pages instead of 10M")
+    parser.add_argument("--smoke", action="store_true", help="20,000 pages (a few seconds)")
     parser.add_argument("--pages", type=int, default=None)
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
-    n = args.pages or (1_000_000 if args.quick else 10_000_000)
+    n = args.pages or (20_000 if args.smoke else 1_000_000 if args.quick else 10_000_000)
     bandwidth = n / 10
     rng = np.random.default_rng(args.seed)
     rate = np.exp(rng.uniform(np.log(0.01), np.log(100.0), n))  # per day = per unit

@@ -8,7 +8,9 @@ static body of the same mean size, in its own process, fetched with the same URL
 the same resolver (so it opens as many connections per host as simweb does).
 Server CPU is read from the server process (user + system, psutil) before and after.
 
-    python benchmarks/bench_simweb.py [--quick] [--pages N] [--hosts H]
+    python benchmarks/bench_simweb.py [--smoke | --quick] [--pages N] [--hosts H]
+
+``--smoke`` serves 500 pages on 5 hosts (a few seconds).
 
 The last line printed is a JSON object with ``server_cpu_ms_per_page`` (cold pass) and
 ``pages_per_s`` (cold pass), plus the warm pass and the peer's figures.
@@ -123,10 +125,12 @@ def run_peer(body_bytes: int, urls: list[str], hosts: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small web (under 60 s)")
-    parser.add_argument("--pages", type=int, help="pages in the web [20000; quick 4000]")
-    parser.add_argument("--hosts", type=int, default=50, help="hosts in the web [50]")
+    parser.add_argument("--smoke", action="store_true", help="500 pages on 5 hosts (seconds)")
+    parser.add_argument("--pages", type=int, help="pages in the web [20000; quick 4000; smoke 500]")
+    parser.add_argument("--hosts", type=int, default=None, help="hosts in the web [50; smoke 5]")
     args = parser.parse_args()
-    pages = args.pages or (4000 if args.quick else 20_000)
+    pages = args.pages or (500 if args.smoke else 4000 if args.quick else 20_000)
+    args.hosts = args.hosts or (5 if args.smoke else 50)
     settings = SimWebSettings(hosts=args.hosts, pages=pages, seed=1).without_faults()
     truth = GroundTruth(SimWeb(settings))
     alive = truth.alive(settings.epoch)

@@ -23,6 +23,10 @@ def test_version():
 
 def test_module_entry_point_runs():
     out = subprocess.run(
-        [sys.executable, "-m", "xyleme", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "xyleme", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     assert __version__ in out.stdout

@@ -139,6 +139,7 @@ def test_corrupt_database_is_one_line_naming_the_file_without_traceback(tmp_path
         cwd=ROOT,
         capture_output=True,
         text=True,
+        timeout=60,
     )
     assert completed.returncode != 0
     assert "Traceback" not in completed.stderr

@@ -524,8 +524,13 @@ async def test_stop_returns_the_stats(site, md):
     crawler = make_crawler(md)
     crawler.submit(home)
     task = asyncio.create_task(crawler.run(until_idle=False))
-    while crawler.stats.pages < 1:
+    for _ in range(3000):  # at least 30 s: a deadline, not an expected duration
+        if crawler.stats.pages >= 1 or task.done():
+            break
         await asyncio.sleep(0.01)
+    else:
+        pytest.fail("the crawler fetched no page in 30 s")
+    assert not task.done(), task.exception()
     crawler.stop()
     stats = await asyncio.wait_for(task, 5.0)
     assert stats["pages"] == 1 and stats["queues"] == {0: 0, 1: 0, 2: 0, 3: 0, 4: 0}

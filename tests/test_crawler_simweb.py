@@ -257,8 +257,13 @@ async def test_cancellation_mid_crawl_leaves_a_consistent_database(clean_web, tm
             for url in server.seed_urls:
                 crawler.submit(url)
             task = asyncio.create_task(crawler.run())
-            while len(fetched) < 40:
+            for _ in range(6000):  # at least 30 s: a deadline, not an expected duration
+                if len(fetched) >= 40 or task.done():
+                    break
                 await asyncio.sleep(0.005)
+            else:
+                pytest.fail(f"{len(fetched)} pages fetched in 30 s, 40 wanted")
+            assert not task.done(), "the crawl ended before it could be cancelled"
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task

@@ -16,11 +16,13 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.dashboard_fixtures import short_simweb_run
+from tests.deadlines import readline_within
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -47,7 +49,10 @@ pytestmark = [
 def server(tmp_path_factory):
     """``xyleme dashboard`` on a free loopback port, over a freshly run repository."""
     repo = tmp_path_factory.mktemp("browser") / "repo"
-    asyncio.run(short_simweb_run(repo))
+    # In a thread of its own: Playwright's sync API runs an event loop in this one once the
+    # browser fixture is set up, and asyncio.run refuses to start inside a running loop.
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, short_simweb_run(repo)).result(timeout=300)
     process = subprocess.Popen(
         [sys.executable, "-m", "xyleme", "--repo", str(repo), "dashboard", "--http", "127.0.0.1:0"],
         cwd=ROOT,
@@ -56,7 +61,7 @@ def server(tmp_path_factory):
         text=True,
     )
     try:
-        banner = process.stdout.readline()
+        banner = readline_within(process)
         assert " at http://127.0.0.1:" in banner, banner + process.stderr.read()
         yield banner.split(" at ", 1)[1].split(" ", 1)[0].rstrip("/")
     finally:
@@ -212,6 +217,8 @@ def test_the_demo_dashboard_shows_live_figures(browser, shots):
             if "queues" in status["live"] and len(status["live"]["rates"]["fetch_rate"]) > 1:
                 break
             time.sleep(0.2)
+        else:
+            pytest.fail(f"the demo's dashboard has no live rates after 30 s: {status['live']}")
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         tab = context.new_page()
         tab.goto(url)

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import Metadata
+from tests.deadlines import readline_within
 from xyleme.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +74,7 @@ def serve(repo: Path, *extra: str) -> tuple[subprocess.Popen, str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    banner = process.stdout.readline()
+    banner = readline_within(process)
     assert " at http://127.0.0.1:" in banner, banner + process.stderr.read()
     return process, banner.split(" at ", 1)[1].split(" ", 1)[0]
 

@@ -73,6 +73,8 @@ def test_xyleme_run_http_serves_the_daemons_dashboard(tmp_path):
             if "queues" in live:
                 break
             time.sleep(0.2)
+        else:
+            pytest.fail(f"no live figures from the daemon after 50 polls: {live}")
         assert set(live["queues"]) == {"0", "1", "2", "3", "4"} and live["now"] > 0
     finally:
         assert daemon.stop(signal.SIGTERM) == 0

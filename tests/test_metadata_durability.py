@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from metadata import Metadata, PageType
+from tests.deadlines import readline_within
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES_PER_BATCH = 500
@@ -48,7 +49,7 @@ def committed_batches(writer: subprocess.Popen, wanted: int) -> int:
     """Read the writer's progress until ``wanted`` batches are reported; return the last."""
     last = -1
     while last < wanted - 1:
-        line = writer.stdout.readline()
+        line = readline_within(writer)
         assert line, "the writer stopped early"
         last = int(line)
     return last

@@ -222,6 +222,7 @@ def test_the_module_entry_point_ranks(repo):
         capture_output=True,
         text=True,
         check=True,
+        timeout=120,
     )
     assert "importance:" in out.stdout and "snapshot" in out.stdout
 

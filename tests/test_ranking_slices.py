@@ -178,6 +178,7 @@ def test_the_anonymous_memory_stays_within_the_budget_on_a_larger_graph(tmp_path
         text=True,
         check=True,
         env={**os.environ, **cache},
+        timeout=300,
     )
     figures = json.loads(out.stdout)
     assert figures["slices"] > 4 and not figures["in_ram"]

@@ -38,6 +38,8 @@ def test_refresh_imports_neither_the_daemon_nor_the_crawler():
         "print([m for m in sys.modules if m.split('.')[0] in ('xyleme', 'ranking', 'loader')])"
     )
     root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

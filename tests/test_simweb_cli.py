@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 from click.testing import CliRunner
 
+from tests.deadlines import readline_within
 from xyleme.cli import cli
 from xyleme.simweb import (
     GroundTruth,
@@ -119,7 +120,7 @@ def test_serve_prints_its_port_and_seeds_and_stops_on_sigterm():
     command = [sys.executable, "-m", "xyleme", "simweb", "serve", "--hosts", "2", "--pages", "20"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        lines = [process.stdout.readline() for _ in range(5)]
+        lines = [readline_within(process) for _ in range(5)]
         assert lines[0].startswith("simweb: 2 hosts, 20 pages")
         assert lines[1].startswith("port ") and int(lines[1].split()[1].rstrip(";")) > 0
         assert [line.strip() for line in lines[3:5]] == [
