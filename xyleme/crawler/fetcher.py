@@ -27,10 +27,13 @@ import aiohttp
 from multidict import CIMultiDictProxy
 
 from xyleme.crawler.content import SNIFF_BYTES
+from xyleme.crawler.exchanges import exchange_of
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Mapping
+
+    from xyleme.archive import ExchangeSink
 
 SPOOL_PREFIX, SPOOL_SUFFIX = "xyro-", ".body"
 SPOOLED_BODIES = f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"
@@ -222,10 +225,16 @@ class Fetcher:
     """
 
     def __init__(
-        self, settings: CrawlerSettings, resolver: aiohttp.abc.AbstractResolver | None = None
+        self,
+        settings: CrawlerSettings,
+        resolver: aiohttp.abc.AbstractResolver | None = None,
+        exchanges: ExchangeSink | None = None,
     ) -> None:
         self.settings = settings
         self._resolver = resolver
+        self.exchanges = exchanges
+        """Told of every HTTP exchange (the archive), after its response is done with."""
+        self._bodies: dict[aiohttp.ClientResponse, Body] = {}  # read, for ``exchanges``
         self._session: aiohttp.ClientSession | None = None
         self._ip_slots: dict[str, asyncio.Semaphore] = {}
         self._addresses: dict[str, tuple[str, float]] = {}
@@ -277,11 +286,17 @@ class Fetcher:
         slot = await self._ip_slot(url)
         if slot is not None:
             await slot.acquire()
+        exchange = None
         try:
             async with self._session.request(
                 method, url, headers=headers, allow_redirects=False
             ) as response:
-                yield response
+                try:
+                    yield response
+                    if self.exchanges is not None:
+                        exchange = exchange_of(url, response, self._bodies.get(response))
+                finally:
+                    self._bodies.pop(response, None)
         except FetchError:
             raise
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
@@ -289,6 +304,8 @@ class Fetcher:
         finally:
             if slot is not None:
                 slot.release()
+        if exchange is not None:
+            await self.exchanges.exchange(exchange)
 
     async def read_body(
         self,
@@ -318,6 +335,7 @@ class Fetcher:
         identity = (encoding or "identity").strip().lower() in ("", "identity")
         # An identity body streams straight into the spool; an encoded one is read whole
         # (it is under the wire cap) and its decoded pieces go to the spool.
+        keep = keep or self.exchanges is not None  # the archive wants every body
         spool = _Spool(spool_over, spool_dir, keep)
         wire = spool if identity else _Spool(None)
         size = 0
@@ -343,7 +361,10 @@ class Fetcher:
                     if count % _PIECES_PER_YIELD == 0:
                         await asyncio.sleep(0)  # a big body decodes in slices: the loop runs
                 del encoded
-            return spool.finish(), size
+            body = spool.finish()
+            if self.exchanges is not None:
+                self._bodies[response] = body
+            return body, size
         except BaseException:  # a failure or a cancellation: nothing read may stay behind
             spool.discard()
             wire.discard()
