@@ -215,6 +215,7 @@ def main() -> None:
         figures = asyncio.run(soak(seconds, options.pages, options.speed, Path(scratch) / "on"))
     figures["pages_per_s_archive_on"] = figures["pages_per_s"]
     figures["pages_per_s_archive_off"] = off["pages_per_s"]
+    figures["max_loop_block_ms_archive_off"] = off["max_loop_block_ms"]
     print(
         f"archive off: {off['fetched']} pages in {off['seconds']} s ({off['pages_per_s']}/s); "
         f"archive on: {figures['fetched']} pages in {figures['seconds']} s "

@@ -3,16 +3,21 @@ revisits for a 304 and an unchanged body, rotation, recovery after a crash, arch
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
 import os
+import time
 
 from warcio.archiveiterator import ArchiveIterator
 
+from metadata.clock import ManualClock
 from tests import crawler_fixtures
 from tests.archive_fixtures import BIG, archived_crawl, md5
+from xyleme.archive import ArchiveSettings, Exchange
 from xyleme.archive.records import IDENTICAL, NOT_MODIFIED
 from xyleme.archive.warcfiles import WarcFiles, recover, warc_files
+from xyleme.archive.writer import Archive
 
 site, md = crawler_fixtures.site, crawler_fixtures.md
 
@@ -133,3 +138,59 @@ async def test_a_file_cut_by_a_crash_is_recovered_to_its_whole_records(site, md,
     assert recovered == path and not cut.exists()
     records = list(ArchiveIterator(recovered.open("rb")))
     assert len(records) >= 1 and len(recovered.read_bytes()) < len(whole)
+
+
+def _exchange(number: int) -> Exchange:
+    return Exchange(
+        url=f"http://a.test/{number}",
+        method="GET",
+        request_headers=[("User-Agent", "test")],
+        status=200,
+        reason="OK",
+        protocol="HTTP/1.1",
+        response_headers=[("Content-Type", "text/xml")],
+        body=b"<a/>",
+        size=4,
+        md5=md5(b"<a/>"),
+    )
+
+
+async def test_a_slow_disk_makes_the_fetchers_wait_never_the_event_loop(tmp_path, monkeypatch):
+    archive = Archive(tmp_path, ArchiveSettings(queue_records=2), ManualClock(0.0))
+    original = Archive._archive
+
+    def slow(self, *args):
+        time.sleep(0.02)  # the writer thread's disk is slow
+        original(self, *args)
+
+    monkeypatch.setattr(Archive, "_archive", slow)
+    archive.open()
+    ticks = 0
+
+    async def heartbeat():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    beating = asyncio.create_task(heartbeat())
+    waiting = []
+    for number in range(20):
+        await archive.exchange(_exchange(number))
+        waiting.append(archive._queue.qsize())
+    await archive.close()
+    beating.cancel()
+    assert max(waiting) <= 2  # bounded: the third put waited for the thread
+    assert ticks >= 20  # the loop ran all along (20 records x 20 ms)
+    assert len([r for r in read_records(tmp_path) if r["type"] == "response"]) == 20
+
+
+async def test_a_broken_archive_costs_records_never_the_crawl(tmp_path, caplog):
+    (tmp_path / "revisits.sqlite").mkdir()  # the index cannot be opened
+    archive = Archive(tmp_path, ArchiveSettings(queue_records=1), ManualClock(0.0))
+    archive.open()
+    for number in range(5):  # each put needs the previous one taken: none may hang
+        await asyncio.wait_for(archive.exchange(_exchange(number)), 10)
+    await asyncio.wait_for(archive.close(), 10)
+    assert "nothing will be archived" in caplog.text
+    assert not warc_files(tmp_path)

@@ -120,37 +120,59 @@ class Archive:
     # ------------------------------------------------------------------ the writer thread
 
     def _run(self) -> None:
+        """The writer thread: batches of items written, then flushed and committed. A failure
+        is logged and counted, never fatal: the fetchers must never wait on a dead thread."""
         settings = self.settings
-        warcs = WarcFiles(self.folder, settings.max_file_bytes, settings.gzip_level, self.info)
-        crawl_log = (
-            RotatingLog(self.folder, settings.crawl_log_max_bytes, settings.crawl_log_backups)
-            if settings.crawl_log
-            else None
-        )
-        index = RevisitIndex(self.folder) if settings.enabled else None
         try:
-            stopping = False
-            while not stopping:
-                batch = [self._queue.get()]
-                while len(batch) < _BATCH:
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                for item in batch:
-                    if item is _STOP:
-                        stopping = True
-                        continue
-                    self._write(item[0], warcs, crawl_log, index)
-                warcs.flush()
-                if crawl_log is not None:
-                    crawl_log.flush()
-                if index is not None:
-                    index.commit()
-                for item in batch:
-                    if item is not _STOP:
-                        _release(*item[1:])
-        finally:
+            warcs = WarcFiles(self.folder, settings.max_file_bytes, settings.gzip_level, self.info)
+            crawl_log = (
+                RotatingLog(self.folder, settings.crawl_log_max_bytes, settings.crawl_log_backups)
+                if settings.crawl_log
+                else None
+            )
+            index = RevisitIndex(self.folder) if settings.enabled else None
+        except Exception:
+            log.exception("archive: cannot open %s: nothing will be archived", self.folder)
+            warcs = crawl_log = index = None
+        stopping = False
+        while not stopping:
+            batch = [self._queue.get()]
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            items = [item for item in batch if item is not _STOP]
+            stopping = len(items) < len(batch)
+            try:
+                if warcs is not None:
+                    for item, *_ in items:
+                        self._write(item, warcs, crawl_log, index)
+                    self._flush(warcs, crawl_log, index, closing=stopping)
+            except Exception:
+                self.failures += 1
+                log.exception("archive: could not flush %s", self.folder)
+            finally:
+                for item, room, loop in items:
+                    if isinstance(item, Exchange):
+                        _discard(item)
+                    _release(room, loop)
+
+    @staticmethod
+    def _flush(
+        warcs: WarcFiles,
+        crawl_log: RotatingLog | None,
+        index: RevisitIndex | None,
+        *,
+        closing: bool,
+    ) -> None:
+        """Files flushed, then the index committed (it never names a record not on disk)."""
+        warcs.flush()
+        if crawl_log is not None:
+            crawl_log.flush()
+        if index is not None:
+            index.commit()
+        if closing:
             warcs.close()
             if crawl_log is not None:
                 crawl_log.close()
@@ -172,9 +194,6 @@ class Archive:
         except Exception:
             self.failures += 1
             log.exception("archive: could not write %s", getattr(item, "url", item))
-        finally:
-            if isinstance(item, Exchange):
-                _discard(item)
 
     def _archive(self, exchange: Exchange, warcs: WarcFiles, index: RevisitIndex) -> None:
         """Write a response (or a revisit) record, then the request record that led to it."""
