@@ -130,7 +130,7 @@ def test_two_urls_with_one_safe_name_never_overwrite(tmp_path):
 
 def test_a_big_repository_exports_in_constant_memory(tmp_path):
     documents = DocumentRepository(tmp_path / "documents")
-    body = b"<doc>" + b"x" * 20_000 + b"</doc>"
+    body = b"<doc>" + b"x" * 50_000 + b"</doc>"
     for url_id in range(1, 401):
         documents.store(
             url_id, f"http://a.test/{url_id}.xml", body, f"{url_id:032x}", 0.0, Validity()
@@ -140,4 +140,5 @@ def test_a_big_repository_exports_in_constant_memory(tmp_path):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert count == 400
-    assert peak < 2_000_000  # 8 MB of documents, read and written one at a time
+    # 20 MB of documents, read and written one at a time (the margin is for other threads)
+    assert peak < 8_000_000

@@ -45,6 +45,7 @@ def read_records(folder):
                         "digest": headers.get_header("WARC-Payload-Digest"),
                         "http": record.http_headers,
                         "file": path.name,
+                        "ip": headers.get_header("WARC-IP-Address"),
                     }
                 )
     return records
@@ -62,6 +63,7 @@ async def test_every_exchange_is_a_request_and_a_response_read_back_by_warcio(si
     first = {r["url"]: r for r in answers if r["type"] == "response"}
     assert first[urls["home"]]["status"] == "200"
     assert first[urls["same"]]["payload"] == b"<same/>"
+    assert first[urls["same"]]["ip"] == "127.0.0.1"
     assert first[urls["big"]]["payload"] == BIG  # spooled to a file, streamed into the record
     assert first[urls["moved"]]["status"] == "301"
     assert first[urls["missing"]]["status"] == "404"

@@ -62,7 +62,10 @@ class Fetch:
 
 
 class ExchangeSink(Protocol):
-    """Where the crawler reports what it fetched (the archive; tests use a list)."""
+    """Where the crawler reports what it fetched (the archive)."""
+
+    records_exchanges: bool
+    """Whether :meth:`exchange` keeps anything: False spares the fetcher building them."""
 
     async def exchange(self, exchange: Exchange) -> None:
         """Take one HTTP exchange (its ``body`` file, if any, is the sink's to remove)."""

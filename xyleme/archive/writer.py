@@ -72,6 +72,11 @@ class Archive:
         """items the writer could not write (each logged)"""
 
     @property
+    def records_exchanges(self) -> bool:
+        """Whether the WARC files are written (the fetcher builds no exchange otherwise)."""
+        return self.settings.enabled
+
+    @property
     def active(self) -> bool:
         """Whether anything is written (WARC files or the crawl log)."""
         return self.settings.enabled or self.settings.crawl_log

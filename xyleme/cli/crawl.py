@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from metadata import Metadata, MetadataError
+from metadata.clock import SystemClock
 from xyleme import signals
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
+
+if TYPE_CHECKING:
+    from xyleme.archive.writer import Archive
 
 DATABASE = "metadata.db"
 
@@ -61,9 +66,11 @@ def crawl(
     """Crawl from SEEDS (scouting, level 3) within the scope, recording into the repository.
 
     With no --domain/--host/--prefix the scope is every http(s) URL. Ctrl-C stops cleanly:
-    what was fetched is committed.
+    what was fetched is committed. The repository's [archive] settings apply: every
+    exchange goes to its WARC files and crawl log (docs/archive.md).
     """
     path = repo_path(ctx) / DATABASE
+    archive = repository_archive(repo_path(ctx))
     with settings_errors(CrawlerSettings):
         settings = CrawlerSettings(
             concurrency=concurrency,
@@ -74,7 +81,7 @@ def crawl(
     scope = Scope(frozenset(hosts), frozenset(domains), tuple(prefixes), frozenset(deny))
     try:
         with Metadata.open(path) as md:
-            stats = asyncio.run(_crawl(md, settings, scope, seeds, max_pages, simweb_port))
+            stats = asyncio.run(_crawl(md, settings, scope, seeds, max_pages, simweb_port, archive))
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
     if as_json:
@@ -90,13 +97,14 @@ async def _crawl(
     seeds: tuple[str, ...],
     max_pages: int | None,
     simweb_port: int | None,
+    archive: Archive | None,
 ) -> dict:
     resolver = None
     if simweb_port is not None:
         from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
         resolver = SimWebResolver(simweb_port)
-    crawler = Crawler(md, settings, scope, resolver=resolver)
+    crawler = Crawler(md, settings, scope, resolver=resolver, exchanges=archive)
     refused = [seed for seed in seeds if not crawler.submit(seed)]
     for seed in refused:
         click.echo(f"seed refused (see `xyleme page` / rejected links): {seed}", err=True)
@@ -108,7 +116,26 @@ async def _crawl(
 
         for signal in (signals.page_fetched, signals.page_failed, signals.page_dead):
             crawler.signals.connect(signal, stop_when_enough)
-    return await crawler.run()
+    if archive is None:
+        return await crawler.run()
+    archive.open()
+    try:
+        return await crawler.run()
+    finally:
+        await archive.close()
+
+
+def repository_archive(repository: Path) -> Archive | None:
+    """The repository's archive as its xyleme.toml sets it (None when switched off)."""
+    from xyleme.archive.writer import Archive  # warcio only for a crawl that archives
+    from xyleme.config import CONFIG_FILE, ConfigError, load_config
+
+    try:
+        settings = load_config(repository / CONFIG_FILE).archive
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    archive = Archive(repository / settings.folder, settings, SystemClock())
+    return archive if archive.active else None
 
 
 def _print_stats(stats: dict, path: Path) -> None:

@@ -41,7 +41,18 @@ size cap, -9998 refused by robots.txt (any ``robots…`` kind), -9999 other."""
 ROBOTS_CODE, OTHER_CODE = -9998, -9999
 
 
-def exchange_of(url: str, response: aiohttp.ClientResponse, body: Body | None) -> Exchange:
+def peer_address(response: aiohttp.ClientResponse) -> str | None:
+    """The server's IP address (WARC-IP-Address), best effort: aiohttp hands a small
+    response's connection back to its pool at once, so its protocol's transport is asked."""
+    protocol = getattr(response, "_protocol", None)
+    transport = getattr(protocol, "transport", None)
+    address = transport.get_extra_info("peername") if transport is not None else None
+    return address[0] if address else None
+
+
+def exchange_of(
+    url: str, response: aiohttp.ClientResponse, body: Body | None, ip: str | None = None
+) -> Exchange:
     """The exchange of a finished response; a spooled body is hard-linked (the crawler may
     remove its own name first: the archive's name keeps the data until it is written)."""
     content: bytes | Path | None = None
@@ -50,8 +61,6 @@ def exchange_of(url: str, response: aiohttp.ClientResponse, body: Body | None) -
         if isinstance(content, Path):
             content = _second_name(content)
     info = response.request_info
-    peer = response.connection and response.connection.transport
-    address = peer.get_extra_info("peername") if peer else None
     version = response.version
     return Exchange(
         url=url,
@@ -67,7 +76,7 @@ def exchange_of(url: str, response: aiohttp.ClientResponse, body: Body | None) -
         body=content,
         size=0 if body is None else body.size,
         md5=None if body is None else body.md5,
-        ip=address[0] if address else None,
+        ip=ip,
     )
 
 

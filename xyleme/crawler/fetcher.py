@@ -27,7 +27,7 @@ import aiohttp
 from multidict import CIMultiDictProxy
 
 from xyleme.crawler.content import SNIFF_BYTES
-from xyleme.crawler.exchanges import exchange_of
+from xyleme.crawler.exchanges import exchange_of, peer_address
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ class Fetcher:
     ) -> None:
         self.settings = settings
         self._resolver = resolver
-        self.exchanges = exchanges
+        self.exchanges = exchanges if exchanges and exchanges.records_exchanges else None
         """Told of every HTTP exchange (the archive), after its response is done with."""
         self._bodies: dict[aiohttp.ClientResponse, Body] = {}  # read, for ``exchanges``
         self._session: aiohttp.ClientSession | None = None
@@ -291,10 +291,11 @@ class Fetcher:
             async with self._session.request(
                 method, url, headers=headers, allow_redirects=False
             ) as response:
+                peer = peer_address(response) if self.exchanges is not None else None
                 try:
                     yield response
                     if self.exchanges is not None:
-                        exchange = exchange_of(url, response, self._bodies.get(response))
+                        exchange = exchange_of(url, response, self._bodies.get(response), peer)
                 finally:
                     self._bodies.pop(response, None)
         except FetchError:
