@@ -1,0 +1,62 @@
+"""The daemon archives by default: its WARC files and crawl log agree with each other and
+with the metadata, and are closed when it stops."""
+
+from __future__ import annotations
+
+import hashlib
+
+from warcio.archiveiterator import ArchiveIterator
+
+from metadata import Metadata
+from metadata.clock import ManualClock
+from tests.daemon_fixtures import make_repository
+from xyleme.archive.crawllog import LOG_NAME, parse_line
+from xyleme.archive.records import warc_date
+from xyleme.commands import RepositoryTarget
+from xyleme.config import Config
+from xyleme.daemon import Daemon
+from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
+
+
+async def test_every_logged_response_is_in_the_warc_files_with_its_md5(tmp_path):
+    settings = SimWebSettings(hosts=2, pages=60, seed=3).without_faults()
+    clock = ManualClock(settings.epoch)
+    repo = make_repository(tmp_path / "repo")
+    config = (
+        Config()
+        .replace("daemon", scope=[DOMAIN])
+        .replace("crawler", min_delay=0.0, max_crawl_delay=0.0, per_host_concurrency=4)
+    )
+    async with SimWebServer(settings, clock) as web:
+        with Metadata.open(repo / "metadata.db") as md:
+            RepositoryTarget(md).add_seeds(web.seed_urls)
+        daemon = Daemon(repo, config, clock=clock, resolver=web.resolver())
+        daemon.open()
+        try:
+            daemon.queue_unread()
+            await daemon.crawler.run()
+        finally:
+            daemon.close()
+    folder = repo / "archive"
+    assert not list(folder.glob("*.open"))  # closed under their final names
+    answers = {}
+    for path in folder.glob("*.warc.gz"):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                if record.rec_type == "response":
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    answers[url] = (
+                        int(record.http_headers.get_statuscode()),
+                        hashlib.md5(record.content_stream().read()).hexdigest(),
+                        record.rec_headers.get_header("WARC-Date"),
+                    )
+    lines = (folder / LOG_NAME).read_text().splitlines(keepends=True)[1:]
+    rows = [parse_line(line) for line in lines]
+    assert len(rows) >= 60
+    for row in rows:
+        if row["status"] > 0:
+            status, md5, date = answers[row["url"]]
+            assert status == row["status"]
+            assert date == warc_date(clock.now())
+            if row["md5"] is not None:
+                assert md5 == row["md5"]
