@@ -74,6 +74,8 @@ def _warc(
     keep = RecordFilter(since, until, prefix or None)
     try:
         if output == "-":
+            if sys.stdout.isatty():
+                raise click.UsageError("WARC files are binary: give -o FILE, -o FOLDER/ or a pipe")
             files, records = export_warc(archive, sys.stdout.buffer, keep)
         elif Path(output).is_dir() or output.endswith("/"):
             files, records = export_warc(archive, Path(output), keep)
