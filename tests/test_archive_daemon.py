@@ -13,30 +13,32 @@ from tests.daemon_fixtures import make_repository
 from xyleme.archive.crawllog import LOG_NAME, parse_line
 from xyleme.archive.records import warc_date
 from xyleme.commands import RepositoryTarget
-from xyleme.config import Config
+from xyleme.config import config_from_mapping
 from xyleme.daemon import Daemon
 from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 
+FAST = {"daemon": {"scope": [DOMAIN]}, "crawler": {"min_delay": 0.0, "max_crawl_delay": 0.0}}
 
-async def test_every_logged_response_is_in_the_warc_files_with_its_md5(tmp_path):
-    settings = SimWebSettings(hosts=2, pages=60, seed=3).without_faults()
-    clock = ManualClock(settings.epoch)
-    repo = make_repository(tmp_path / "repo")
-    config = (
-        Config()
-        .replace("daemon", scope=[DOMAIN])
-        .replace("crawler", min_delay=0.0, max_crawl_delay=0.0, per_host_concurrency=4)
-    )
+
+async def crawl_once(repo, settings: SimWebSettings, clock: ManualClock) -> None:
+    """The daemon's first read of a small simulated web, then its stop."""
     async with SimWebServer(settings, clock) as web:
         with Metadata.open(repo / "metadata.db") as md:
             RepositoryTarget(md).add_seeds(web.seed_urls)
-        daemon = Daemon(repo, config, clock=clock, resolver=web.resolver())
+        daemon = Daemon(repo, config_from_mapping(FAST), clock=clock, resolver=web.resolver())
         daemon.open()
         try:
             daemon.queue_unread()
             await daemon.crawler.run()
         finally:
             daemon.close()
+
+
+async def test_every_logged_response_is_in_the_warc_files_with_its_md5(tmp_path):
+    settings = SimWebSettings(hosts=2, pages=60, seed=3).without_faults()
+    clock = ManualClock(settings.epoch)
+    repo = make_repository(tmp_path / "repo")
+    await crawl_once(repo, settings, clock)
     folder = repo / "archive"
     assert not list(folder.glob("*.open"))  # closed under their final names
     answers = {}

@@ -31,8 +31,8 @@ from loader import LoaderSettings
 from metadata import MetadataSettings
 from ranking.opic_settings import OPICSettings
 from ranking.settings import RankingSettings
-from xyleme.archive.settings import ArchiveSettings
 from refresh.settings import RefreshSettings
+from xyleme.archive.settings import ArchiveSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 

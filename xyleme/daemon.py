@@ -55,8 +55,8 @@ from refresh.recheck import RecheckProgress, recheck
 from refresh.report import ScheduleReport, host_keys, schedule_report, time_averaged_obsolescence
 from refresh.scheduler import RefreshTimetable
 from xyleme import commands, signals
-from xyleme.commands import Answer
 from xyleme.archive.writer import Archive
+from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlerSettings, CrawlEvent, Level, Scope
 from xyleme.crawler.fetcher import SPOOLED_BODIES
