@@ -12,15 +12,29 @@ Two figures, each beside its peer measured in the same run:
   a spooled file, measured in a fresh child process as the growth of its peak RSS (VmHWM)
   over its RSS just before the load.
 
-Run: ``python benchmarks/bench_loader.py [--quick] [--docs N] [--batch B]``. The last line
-printed is a JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio`` and
-``big_doc_peak_mb``. ``docs_per_s`` loads ``B`` documents per ``Loader.load_many`` call (the
-crawler's batches); ``single_docs_per_s`` one per ``Loader.load`` call.
+The whole job's cost per document is broken into its parts (issue 18), each timed on its own
+over the same corpus: ``parse_validate`` (lxml's own work: the safe parse with its DTD and
+entities through the resolver, DTD validation, XML Schema validation), ``links`` (the rest of
+``parse_tree``: finding and resolving the links, the entity and depth limits, the loader's
+Python around the parse), ``compress`` (zstd), ``version_rows`` (MD5 and the version's rows
+in SQLite) and ``metadata`` (the rest of the whole job: URL-Ids of the links, Link-Data,
+Status-Data, types, the batch's reads). Beside it, ``daemon_pages_per_s``: the daemon run
+briefly against a simulated web on this machine, as ``bench_daemon.py`` does. Targets: the
+whole job at least 3x the daemon's fetch rate, and everything but ``parse_validate`` at most
+1x it.
+
+Run: ``python benchmarks/bench_loader.py [--quick | --smoke] [--docs N] [--batch B]``. The
+last line printed is a JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio``,
+``big_doc_peak_mb``, ``parts_us``, ``not_lxml_over_lxml``, ``daemon_pages_per_s`` and
+``job_over_daemon``. ``docs_per_s`` loads ``B`` documents per ``Loader.load_many`` call (the
+crawler's batches); ``single_docs_per_s`` one per ``Loader.load`` call. ``--smoke`` (a few
+seconds) uses 100 documents, one run of each, a 2 MB large document and a 3 s daemon.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import multiprocessing
 import resource
@@ -34,8 +48,10 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loader import Loader, LoaderSettings, LoadOutcome
-from loader.parsing import parse_tree
+from loader import Loader, LoaderSettings, LoadOutcome, Validity
+from loader.bodies import md5_of
+from loader.parsing import parse_tree, safe_parser
+from loader.repository import NewVersion
 from metadata import Metadata, MetadataSettings
 from metadata.clock import ManualClock
 
@@ -146,6 +162,86 @@ def parse_loop(corpus: Corpus, folder: Path) -> float:
     return elapsed
 
 
+def lxml_parse(body: bytes, url: str, resolver) -> etree._Element:
+    """lxml's own part of the loader's parse: the safe parser with its DTD and entities
+    through the resolver, validating when there is a DOCTYPE (an invalid document parsed
+    again without validation, as the loader does)."""
+    validate = body.find(b"<!DOCTYPE", 0, 1 << 20) != -1
+    try:
+        return etree.fromstring(body, safe_parser(resolver, validate=validate), base_url=url)
+    except etree.XMLSyntaxError:
+        return etree.fromstring(body, safe_parser(resolver), base_url=url)
+
+
+def job_parts(corpus: Corpus, folder: Path) -> dict[str, float]:
+    """CPU seconds of each part of the job over the corpus, each part timed on its own.
+
+    ``metadata`` is left to the caller: the whole job less the other parts.
+    """
+    loader, metadata = open_loader(folder, corpus.dependencies)
+    settings = loader.settings
+    documents = corpus.documents
+    lxml_alone = whole_parse = 0.0
+    parsed = []
+    gc.disable()  # a collection in one part's timing would charge it with all the trees
+    try:
+        for url, body in documents:
+            lxml_parse(body, url, loader.resolver())  # warm: both timings below see warm caches
+            resolver = loader.resolver()
+            started = time.process_time()
+            lxml_parse(body, url, resolver)
+            middle = time.process_time()
+            parsed.append(parse_tree(body, url, None, settings, loader.resolver()))
+            ended = time.process_time()
+            lxml_alone += middle - started
+            whole_parse += ended - middle
+    finally:
+        gc.enable()
+    links = max(0.0, whole_parse - lxml_alone)  # noise could make a tiny part negative
+    started = time.process_time()
+    for document in parsed:
+        loader._check_schema(document)  # the part of the whole job that checks schemas
+    schemas = time.process_time() - started
+    repository = loader.repository
+    started = time.process_time()
+    for url_id, (_, body) in enumerate(documents, 1):
+        repository._encode(url_id, "", body, len(body))  # zstd, as the job stores bodies
+    compress = time.process_time() - started
+    raw = Loader(folder / "raw", metadata, NoFetcher(), ManualClock(0.0))
+    raw.repository.compress = False
+    ids = metadata.ids_for([url for url, _ in documents])
+    started = time.process_time()
+    versions = [
+        NewVersion(i, url, body, md5_of(body), 1.0, Validity())
+        for i, (url, body) in zip(ids, documents, strict=True)
+    ]
+    for start in range(0, len(versions), 100):
+        raw.repository.store_many(versions[start : start + 100])
+    rows = time.process_time() - started
+    metadata.close()
+    return {
+        "parse_validate": lxml_alone + schemas,
+        "links": links,
+        "compress": compress,
+        "version_rows": rows,
+    }
+
+
+def daemon_pages_per_s(seconds: float, pages: int) -> float:
+    """Pages per second the daemon fetches (and loads) against a simulated web, on this
+    machine now: ``bench_daemon.py``'s soak, run briefly."""
+    import asyncio
+    import logging
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_daemon import soak
+
+    from xyleme.logs import configure_logging
+
+    configure_logging("text", logging.WARNING)
+    return asyncio.run(soak(seconds, pages, 8_640.0))["pages_per_s"]
+
+
 def write_big_document(path: Path, megabytes: int) -> None:
     """A sitemap-like list of records with links, written in chunks (never held whole)."""
     record = (
@@ -218,9 +314,22 @@ def in_child(target, *args):
     return answer
 
 
+def print_parts(parts: dict[str, float], count: int, whole: float, plain: float) -> dict:
+    """The whole job per document, part by part, beside the plain loop (µs of CPU)."""
+    per_doc = {name: 1e6 * seconds / count for name, seconds in parts.items()}
+    per_doc["metadata"] = max(0.0, 1e6 * whole / count - sum(per_doc.values()))
+    print(f"{'whole job per document, by part':46}{'us CPU':>12}")
+    for name, micros in per_doc.items():
+        print(f"  {name:44}{micros:12.1f}")
+    print(f"  {'whole job, batches':44}{1e6 * whole / count:12.1f}")
+    print(f"  {'plain loop (fromstring + xpath)':44}{1e6 / plain:12.1f}")
+    return {name: round(micros, 1) for name, micros in per_doc.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small corpus, 50 MB document")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds: tiny sizes")
     parser.add_argument("--docs", type=int, default=None, help="documents in the corpus")
     parser.add_argument("--big-mb", type=int, default=None, help="size of the large document")
     parser.add_argument(
@@ -229,29 +338,43 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=100, help="documents per Loader.load_many call"
     )
+    parser.add_argument(
+        "--daemon-seconds", type=float, default=None, help="how long the daemon runs (20; 3)"
+    )
     options = parser.parse_args()
-    count = options.docs or (600 if options.quick else 5000)
-    big_mb = options.big_mb or (50 if options.quick else 200)
+    size = "smoke" if options.smoke else "quick" if options.quick else "full"
+    count = options.docs or {"smoke": 100, "quick": 600, "full": 5000}[size]
+    big_mb = options.big_mb or {"smoke": 2, "quick": 50, "full": 200}[size]
+    runs = 1 if options.smoke else 3
+    daemon_seconds = options.daemon_seconds or (3.0 if options.smoke else 20.0)
 
     corpus = simweb_corpus(count)
     documents = corpus.documents
     size_mb = sum(len(body) for _, body in documents) / 2**20
-    print(f"simweb corpus: {count} XML documents, {size_mb:.1f} MB; CPU time, best of 3 runs")
+    print(f"simweb corpus: {count} XML documents, {size_mb:.1f} MB; CPU time, best of {runs}")
     with tempfile.TemporaryDirectory(dir=options.dir) as scratch:
         scratch = Path(scratch)
-        plain = count / min(plain_loop(documents) for _ in range(3))
-        cpu, wall = min(loader_loop(corpus, scratch / f"job{n}", options.batch) for n in range(3))
+        plain = count / min(plain_loop(documents) for _ in range(runs))
+        cpu, wall = min(
+            loader_loop(corpus, scratch / f"job{n}", options.batch) for n in range(runs)
+        )
         loaded = count / cpu
-        single = count / min(loader_loop(corpus, scratch / f"one{n}", 1)[0] for n in range(3))
-        parsed = count / min(parse_loop(corpus, scratch / f"parse{n}") for n in range(3))
+        single = count / min(loader_loop(corpus, scratch / f"one{n}", 1)[0] for n in range(runs))
+        parsed = count / min(parse_loop(corpus, scratch / f"parse{n}") for n in range(runs))
         print(f"{'documents per CPU second':46}{'loader':>12}{'plain lxml':>12}{'ratio':>8}")
         for label, rate in (
-            (f"whole job, batches of {options.batch} (target >= 0.5)", loaded),
+            (f"whole job, batches of {options.batch}", loaded),
             ("whole job, one document at a time", single),
             ("parse + validate + links only", parsed),
         ):
             print(f"  {label:44}{rate:12.0f}{plain:12.0f}{rate / plain:8.3f}")
         print(f"  whole job per wall-clock second: {count / wall:.0f} (disk waits included)")
+        part_runs = [job_parts(corpus, scratch / f"parts{n}") for n in range(runs)]
+        parts = {name: min(run[name] for run in part_runs) for name in part_runs[0]}
+        parts_us = print_parts(parts, count, cpu, plain)
+        lxml_us = parts_us["parse_validate"]
+        not_lxml = sum(parts_us.values()) - lxml_us
+        print(f"  not lxml's own work / parse+validate: {not_lxml / lxml_us:.2f} (target <= 1)")
 
         big = scratch / "big.xml"
         write_big_document(big, big_mb)
@@ -265,6 +388,11 @@ def main() -> None:
             plain_grown = in_child(_measure_plain, big)[2]
         plain_text = "not run" if plain_grown is None else f"{plain_grown:.1f}"
         print(f"{'peak memory growth (MB)':46}{grown:12.1f}{plain_text:>12}")
+    daemon = daemon_pages_per_s(daemon_seconds, 500 if options.smoke else 20_000)
+    print(
+        f"daemon against a simulated web, {daemon_seconds:g} s: {daemon:.0f} pages/s; "
+        f"whole job / daemon: {loaded / daemon:.1f} (target >= 3)"
+    )
     print(
         json.dumps(
             {
@@ -274,6 +402,12 @@ def main() -> None:
                 "wall_docs_per_s": round(count / wall, 1),
                 "plain_docs_per_s": round(plain, 1),
                 "ratio": round(loaded / plain, 3),
+                "parts_us": parts_us,
+                "whole_us": round(1e6 * cpu / count, 1),
+                "plain_us": round(1e6 / plain, 1),
+                "not_lxml_over_lxml": round(not_lxml / lxml_us, 2),
+                "daemon_pages_per_s": daemon,
+                "job_over_daemon": round(loaded / daemon, 2) if daemon else None,
                 "big_doc_peak_mb": round(grown, 1),
                 "big_doc_mb": big_mb,
                 "plain_big_doc_peak_mb": None if plain_grown is None else round(plain_grown, 1),

@@ -33,10 +33,6 @@ class EncodingProblem(DocumentRejected):
     """An unknown encoding name, or bytes that are not in the announced encoding."""
 
 
-class UnsafeReference(DocumentRejected):
-    """A DTD, entity or schema reference to a local resource or outside the crawl scope."""
-
-
 class EntityExpansionRefused(DocumentRejected):
     """Entity expansion past the limits: billion laughs, quadratic blowup, too many entities."""
 

@@ -20,9 +20,9 @@ from loader.records import LoadResult
 from metadata.types import LoadStatus, PageType
 
 Body = bytes | Path
+"""A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
 FetchedBody = tuple[int, str, Body, Mapping[str, str], float]
 """One body handed to the loader: ``(url_id, url, body, headers, fetched_at)``."""
-"""A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
 
 
 @runtime_checkable
@@ -46,7 +46,13 @@ class DocumentSink(Protocol):
         ...
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
-        """A DTD / entity / schema the loader asked for could not be fetched: fail its waiters."""
+        """A DTD / entity / schema the loader asked for could not be fetched.
+
+        ``reason`` says why in a few words ("HTTP 404", "refused by robots.txt", "timeout",
+        "too large", "outside the crawl scope"); it is kept with the documents that needed
+        it, which are stored without it, ``not validated`` (issue 16). Only a document that
+        is not well-formed without it fails.
+        """
         ...
 
 

@@ -2,10 +2,13 @@
 
 Links (children in Link-Data, ranked): ``xlink:href``, XInclude and any other ``href`` /
 ``src`` attribute, RSS ``<link>`` text, Atom ``<link href>``, and sitemap ``<loc>`` (capped as
-the sitemap protocol says). Dependencies (not links: they stay out of the ranking's matrix):
-the DOCTYPE's DTD, external entities, the schemas of ``xsi:schemaLocation`` /
-``xsi:noNamespaceSchemaLocation``, and the style sheet of an ``xml-stylesheet`` processing
-instruction. A style sheet is presentation shared by many documents, like a DTD: as a link
+the sitemap protocol says); in the common document vocabularies (XHTML, DocBook, TEI, DITA,
+Mallard, SVG) the attributes each defines, by its own rule (:mod:`loader.vocabularies`), and
+those ``[loader.links]`` adds. A fragment-only reference (``#top``) is no link.
+Dependencies (not links: they stay out of the ranking's matrix): the DOCTYPE's DTD, external
+entities, the schemas of ``xsi:schemaLocation`` / ``xsi:noNamespaceSchemaLocation``, and the
+style sheet of an ``xml-stylesheet`` processing instruction (or an XHTML ``<link
+rel="stylesheet">``). A style sheet is presentation shared by many documents, like a DTD: as a link
 it would collect in-links from every document of a site and top the importance ranking
 (ARCHITECTURE: style sheets are not links; the simulated web's ground truth agrees).
 
@@ -21,19 +24,21 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from loader.settings import LoaderSettings
+from loader.vocabularies import (
+    ElementRule,
+    is_document_relation,
+    may_be_xml,
+    names_a_document,
+    page_id_url,
+    rules_for,
+)
 
 XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
-XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSI_SCHEMA_LOCATION = f"{{{XSI}}}schemaLocation"
 XSI_NO_NAMESPACE_SCHEMA_LOCATION = f"{{{XSI}}}noNamespaceSchemaLocation"
 _HTTP = ("http://", "https://")
-_LINK_ATTRIBUTES = frozenset({"href", "src", XLINK_HREF})
-_REFERENCE_ATTRIBUTES = _LINK_ATTRIBUTES | {
-    XSI_SCHEMA_LOCATION,
-    XSI_NO_NAMESPACE_SCHEMA_LOCATION,
-    XML_BASE,
-}
+_OTHER_REFERENCES = frozenset({XSI_SCHEMA_LOCATION, XSI_NO_NAMESPACE_SCHEMA_LOCATION, XML_BASE})
 _UNRESOLVED = object()
 _RSS_ROOTS = frozenset({"rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF"})
 _SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
@@ -111,6 +116,8 @@ class LinkCollector:
         asking libxml2 for each node's base. The streaming path feeds nodes at their end
         (descendants first) and asks every time."""
         self.document_url = document_url
+        self._base = document_url  # the document's base: its URL, or an XHTML <base href>
+        self._rules = rules_for(settings.links)
         self._fixed_base = in_document_order
         self.settings = settings
         self._links: dict[str, None] = {}
@@ -185,24 +192,56 @@ class LinkCollector:
 
     def _element(self, element: etree._Element) -> None:
         """Take the reference attributes of an element (and its text, in a feed)."""
+        items = element.items()
         base = None
-        for name, value in element.items():
-            if name not in _REFERENCE_ATTRIBUTES:
+        if items:  # most elements have none: no rule to look up
+            rule = self._rules.rule(element.tag)
+            names = rule.names
+        for name, value in items:
+            if name not in names and name not in _OTHER_REFERENCES:
                 continue
             if base is None:
                 if self._fixed_base and element.get(XML_BASE) is None:
-                    base = self.document_url
+                    base = self._base
                 else:
                     self._fixed_base = False  # this element and those after may have another
-                    base = element.base or self.document_url
-            if name in _LINK_ATTRIBUTES:
-                self._add_link(base, value)
+                    base = element.base or self._base
+            if name in rule.links:
+                if not rule.formats or names_a_document(element.get("format")):
+                    self._add_link(base, value)
+            elif name in names:
+                self._special(rule, element, name, value, base)
             elif name == XSI_SCHEMA_LOCATION:
                 self._schema_pairs(base, value)
             elif name == XSI_NO_NAMESPACE_SCHEMA_LOCATION:
                 self._schema(base, "", value)
         if self._kind is not None and element.text:
             self._text_link(element, base)
+
+    def _special(
+        self, rule: ElementRule, element: etree._Element, name: str, value: str, base: str
+    ) -> None:
+        """An attribute a vocabulary gives a rule of its own (see loader.vocabularies)."""
+        if name in rule.lists:
+            for reference in value.split():
+                self._add_link(base, reference)
+        elif name in rule.media:
+            url = self._resolve(base, value)
+            if url is not None and may_be_xml(url):
+                self._add_link(base, value)
+        elif name in rule.page_ids:
+            self._add_link(base, page_id_url(self.document_url, value))
+        elif rule.html_link:
+            link, dependency = is_document_relation(element.get("rel"))
+            if link:
+                self._add_link(base, value)
+            elif dependency:
+                self.dependency(self._resolve(base, value))
+        elif rule.html_base:
+            rebased = absolute_http_url(self._base, value)
+            if rebased and self._fixed_base:
+                self._base = rebased
+                self._resolved = {}
 
     def _text_link(self, element: etree._Element, base: str | None) -> None:
         """An RSS ``<link>`` or a sitemap ``<loc>``: the element's text is a link."""
@@ -214,8 +253,8 @@ class LinkCollector:
 
     def _resolve(self, base: str, reference: str) -> str | None:
         """:func:`absolute_http_url`, each reference resolved once against the document's
-        URL (documents repeat their links)."""
-        if base is not self.document_url:
+        base (documents repeat their links)."""
+        if base is not self._base:
             return absolute_http_url(base, reference)
         try:
             return self._resolved[reference]
@@ -225,8 +264,8 @@ class LinkCollector:
 
     def _base_of(self, node: etree._Element) -> str:
         if self._fixed_base:
-            return self.document_url
-        return node.base or self.document_url
+            return self._base
+        return node.base or self._base
 
     def _sitemap_loc(self, node: etree._Element) -> None:
         if self._sitemap_closed:
@@ -251,11 +290,11 @@ class LinkCollector:
             self.dependency(url)
 
     def _add_link(self, base: str | None, reference: str | None) -> None:
-        if reference is None:
-            return
+        if reference is None or reference.lstrip()[:1] == "#":
+            return  # a place in this document is no link
         url = self._resolved.get(reference, _UNRESOLVED) if self._fixed_base else _UNRESOLVED
         if url is _UNRESOLVED:  # (the common case above is :meth:`_resolve`, inlined)
-            url = self._resolve(base or self.document_url, reference)
+            url = self._resolve(base or self._base, reference)
         if url is None or url in self._links:
             return
         if len(self._links) >= self._max_links:

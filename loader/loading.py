@@ -13,21 +13,25 @@ The loader types a page ERROR when it refuses it, DTD when it is a dependency, a
 it loads it for the first time or after a failure (a page already LOADED was typed XML then,
 and the crawler's fetch records keep it so): one Status-Data read spares a write per refresh.
 
-Any refusal becomes data: the page is typed ERROR with a reason naming the line and column,
-its status is FAILED, and the previous good version stays in the repository. A body that
-arrives for a URL the loader asked for (or already caches) is a dependency: it is cached,
-typed DTD, and the documents waiting on it are loaded again.
+A refusal (not well-formed, or past a limit) becomes data: the page is typed ERROR with a
+reason naming the line and column, its status is FAILED, and the previous good version stays.
+A document whose DTD, entities or schema cannot be had (off-scope, 404, robots.txt, timeout,
+too large) is stored ``not validated`` with the reason, links and all (issue 16). A body the
+loader asked for (or already caches) is a dependency: cached, typed DTD, and the documents
+waiting on it are loaded again.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from loader.batch import BatchReads, DocumentState, PendingWrites
+from loader.bodies import content_type_of, is_dependency_type, md5_of
+from loader.catalog import Catalog, system_catalog_files
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
@@ -40,47 +44,7 @@ from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
 
-_HASH_CHUNK = 1 << 20
 _REMEMBERED_DEPENDENCY_IDS = 4096
-_DEPENDENCY_MEDIA_TYPES = frozenset(
-    {
-        "application/xml-dtd",
-        "application/xml-external-parsed-entity",
-        "text/xml-external-parsed-entity",
-    }
-)
-_DEPENDENCY_SUFFIXES = (".dtd", ".ent", ".mod")
-
-
-def md5_of(body: Body) -> str:
-    """Hex MD5 of a body held in memory or in a file (read in chunks)."""
-    if isinstance(body, bytes):
-        return hashlib.md5(body).hexdigest()
-    digest = hashlib.md5()
-    with open(body, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def path_of(url: str) -> str:
-    """The path of an absolute URL (``urlsplit`` costs more; asked for every document).
-
-    >>> path_of("http://a.test/x/b.dtd?v=2#top"), path_of("http://a.dtd")
-    ('/x/b.dtd', '')
-    """
-    rest = url.partition("#")[0].partition("?")[0]
-    scheme_end = rest.find("://")
-    start = rest.find("/", scheme_end + 3) if scheme_end != -1 else 0
-    return "" if start == -1 else rest[start:]
-
-
-def content_type_of(headers: Mapping[str, str]) -> str | None:
-    """The Content-Type header, whatever the case of its name."""
-    for name, value in headers.items():
-        if name.lower() == "content-type":
-            return value
-    return None
 
 
 class Loader:
@@ -99,7 +63,11 @@ class Loader:
     settings
         Limits and choices; the defaults are safe.
     in_scope
-        The crawl scope: dependencies outside it are refused.
+        The crawl scope: dependencies outside it are never asked for (the documents that
+        need them are stored ``not validated``).
+
+    Raises :class:`loader.catalog.CatalogError` when a catalog of ``settings.catalog_files``
+    cannot be read.
     """
 
     def __init__(
@@ -123,7 +91,13 @@ class Loader:
             file_threshold_bytes=self.settings.stream_threshold_bytes,
             compress=self.settings.compress_versions,
         )
-        self.cache = DependencyCache(folder / "dependencies")
+        self.cache = DependencyCache(
+            folder / "dependencies", clock.now, self.settings.dependency_timeout_seconds
+        )
+        self.catalog = Catalog(
+            system_catalog_files() if self.settings.system_catalog else (),
+            required=self.settings.catalog_files,
+        )
         self.parking = ParkingLot(folder / "pending")
         self._dependency_ids: dict[str, int] = {}
         self._thread = threading.local()  # each worker thread's open batch
@@ -138,7 +112,7 @@ class Loader:
         resolver = getattr(self._thread, "resolver", None)
         if resolver is None:
             resolver = self._thread.resolver = CacheResolver(
-                self.cache, self._dependency_id, self.in_scope
+                self.cache, self._dependency_id, self.in_scope, self.catalog
             )
         resolver.reset()
         return resolver
@@ -169,19 +143,21 @@ class Loader:
 
     def load_many(self, fetched: Iterable[FetchedBody]) -> list[LoadResult]:
         """Load a batch of ``(url_id, url, body, headers, fetched_at)``, as :meth:`load`
-        does each, with the batch's writes made together at its end.
-
-        The metadata writes of the documents stored or unchanged (children, type, status)
-        commit in one transaction, then their versions in one transaction of the
+        does each, with the batch's writes made together at its end: the metadata writes
+        (children, type, status) in one transaction, then the versions in one of the
         repository. A refusal, a parked document or a dependency writes what is pending
-        first, then its own writes at once. Nothing of the batch is visible to other
-        readers before it ends; the results are those :meth:`load` would give.
+        first, then its own writes at once; the results are those :meth:`load` would give.
         """
         fetched = list(fetched)
         with self._batch() as pending:
             pending.reads.expect(item[0] for item in fetched)
             results = [self._load_one(*item) for item in fetched]
-        return [pending.finished(result) for result in results]
+        # Documents a dependency let load were stored in this batch: their link counts are
+        # known only now that it is written.
+        return [
+            pending.finished(replace(result, retried=tuple(map(pending.finished, result.retried))))
+            for result in results
+        ]
 
     @contextmanager
     def _batch(self) -> Iterator[PendingWrites]:
@@ -234,23 +210,45 @@ class Loader:
         return self._load_document(url_id, url, body, content_type, fetched_at, state)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
-        """Fail every document waiting on a dependency the crawler could not fetch."""
-        failure = DependencyFailed(f"dependency {url} could not be fetched: {reason}")
+        """A dependency the crawler could not fetch (``reason``: HTTP 404, robots.txt,
+        timeout, too large, off-scope...): remember why, and load its waiting documents
+        without it (``not validated``). A dependency already cached keeps its body."""
         self._flush()
-        return [self._fail(waiter, failure) for waiter in self.metadata.waiting_on(url_id)]
+        if self.cache.get(url_id) is None:
+            self.cache.fail(url_id, url, reason, self.clock.now())
+        return self._retry_waiters(self.metadata.waiting_on(url_id), f"{url}: {reason}")
+
+    def _retry_waiters(
+        self, waiters: list[int], why: str, give_up: bool = False
+    ) -> list[LoadResult]:
+        """Load waiting documents again (one may still wait for another dependency); one
+        not parked here fails, as does one still waiting when ``give_up``."""
+        results = []
+        for waiter in waiters:
+            result = self.retry(waiter)
+            if result is None or (give_up and result.outcome is LoadOutcome.WAITING):
+                result = self._fail(waiter, DependencyFailed(f"dependency {why}"))
+            results.append(result)
+        return results
 
     # -- waiting documents --------------------------------------------------------------
 
     def expire_waiting(self) -> list[LoadResult]:
-        """Fail the parked documents that waited longer than the dependency timeout."""
+        """Load without their dependencies the parked documents that waited longer than the
+        dependency timeout (what they waited for is remembered as unavailable)."""
         timeout = self.settings.dependency_timeout_seconds
         now = self.clock.now()
         results = []
         for parked in self.parking:
-            if now - parked.parked_at > timeout:
-                waited = ", ".join(parked.waiting_for)
-                failure = DependencyFailed(f"waited more than {timeout:g} s for {waited}")
-                results.append(self._fail(parked.url_id, failure))
+            if now - parked.parked_at <= timeout:
+                continue
+            reason = f"not fetched within {timeout:g} s"
+            for url in parked.waiting_for:
+                dependency_id = self._dependency_id(url)
+                if dependency_id is not None and self.cache.get(dependency_id) is None:
+                    self.cache.fail(dependency_id, url, reason, now)
+            waited = ", ".join(parked.waiting_for)
+            results += self._retry_waiters([parked.url_id], f"{waited}: {reason}", True)
         return results
 
     def retry(self, url_id: int) -> LoadResult | None:
@@ -275,10 +273,7 @@ class Loader:
         """
         if url_id in self.cache or state.awaited:
             return True
-        media_type = (content_type or "").partition(";")[0].strip().lower()
-        if media_type in _DEPENDENCY_MEDIA_TYPES:
-            return True
-        return path_of(url).lower().endswith(_DEPENDENCY_SUFFIXES)
+        return is_dependency_type(url, content_type)
 
     def _dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float
@@ -287,21 +282,28 @@ class Loader:
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
         if size > self.settings.max_document_bytes:
             reason = (
-                f"dependency of {size} bytes, over the limit of {self.settings.max_document_bytes}"
+                f"too large ({size} bytes, over the limit of {self.settings.max_document_bytes})"
             )
             waiters = self.dependency_failed(url_id, url, reason)
             self.metadata.set_type(url_id, PageType.ERROR, reason)
             return LoadResult(
-                url_id, LoadOutcome.FAILED, reason=reason, notes=self._describe(waiters)
+                url_id,
+                LoadOutcome.FAILED,
+                reason=reason,
+                notes=self._describe(waiters),
+                retried=tuple(waiters),
             )
         data = body if isinstance(body, bytes) else body.read_bytes()
-        earlier = self.cache.md5(url_id)
+        earlier = self.cache.md5(url_id) or self.cache.failure(url_id)
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
         revalidated = self._revalidate(url_id) if earlier not in (None, md5) else []
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
-        notes = (*revalidated, *self._describe([r for r in retried if r is not None]))
-        return LoadResult(url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes)
+        retried = [result for result in retried if result is not None]
+        notes = (*revalidated, *self._describe(retried))
+        return LoadResult(
+            url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes, retried=tuple(retried)
+        )
 
     def _revalidate(self, dependency_id: int) -> list[str]:
         """Check again the latest version of every stored document that used a refreshed
@@ -331,7 +333,7 @@ class Loader:
             if validity == latest.validity:
                 continue
             self.repository.set_validity(url_id, latest.version, validity)
-            verdict = self._verdict(validity)
+            verdict = validity.verdict
             status = self.metadata.status(url_id)
             if status is not None and status[0] is LoadStatus.LOADED:
                 self.metadata.set_status(
@@ -343,11 +345,8 @@ class Loader:
     def _validity(self, parsed: ParsedDocument, schema: SchemaCheck) -> Validity:
         """A parsed document's validity: its DTD check, then its schema check."""
         errors = (*parsed.dtd_errors, *schema.errors)[: self.settings.max_validation_errors]
-        return Validity(parsed.dtd, schema.check, errors)
-
-    @staticmethod
-    def _verdict(validity: Validity) -> str:
-        return "valid" if validity.valid else f"invalid: {validity.errors[0]}"
+        reason = "; ".join(r for r in (parsed.reason, schema.reason) if r) or None
+        return Validity(parsed.dtd, schema.check, errors, reason)
 
     def _describe(self, results: list[LoadResult]) -> tuple[str, ...]:
         """One note per document a dependency's arrival (or failure) decided."""
@@ -420,8 +419,7 @@ class Loader:
             collector.links,
             collector.dependencies,
         )
-        verdict = self._verdict(validity)
-        self._mark_loaded(url_id, state, f"version {number}, {verdict}", always=True)
+        self._mark_loaded(url_id, state, f"version {number}, {validity.verdict}", always=True)
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there
         self._unpark(url_id, state)

@@ -5,7 +5,11 @@ files (every external load goes to :class:`loader.dependencies.CacheResolver`), 
 mode (libxml2 then caps text nodes, depth and entity amplification itself), plus the loader's
 own configurable depth and entity limits. A tree-parsed document with a DOCTYPE is validated
 while it is parsed; one that is well-formed but invalid is parsed again without validation,
-so it is stored with its validity errors rather than refused.
+so it is stored with its validity errors rather than refused. One whose DTD or entities
+cannot be had (the resolver says *unavailable*) is parsed for well-formedness alone: the
+references to entities its missing DTD would declare are kept as they are (XML 1.0 §4.1:
+with an external subset not read, an undeclared entity is no well-formedness error), and
+its DTD check is ``not validated`` with the reason.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TypeVar
 from lxml import etree
 
 from loader.dependencies import CacheResolver
+from loader.dtds import check_entities, declares_grammar, dtds_of
 from loader.encoding import EncodingChoice, choose_encoding
 from loader.errors import (
     DocumentRejected,
@@ -41,8 +46,10 @@ _ENCODING_ERRORS = frozenset(
 _DOCTYPE_SYSTEM_ID = re.compile(
     rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
 )
+_INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[")
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
-_ENTITY_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
+_UNDECLARED_ENTITY = frozenset({"WAR_UNDECLARED_ENTITY", "ERR_UNDECLARED_ENTITY"})
+_UNDECLARED_ENTITY_CODES = frozenset(getattr(etree.ErrorTypes, name) for name in _UNDECLARED_ENTITY)
 Result = TypeVar("Result")
 
 
@@ -57,6 +64,16 @@ class ParsedDocument:
     missing: list[str] = field(default_factory=list)
     doctype_url: str | None = None
     streamed: bool = False
+    reason: str | None = None  # why the DTD check is NOT_VALIDATED
+
+
+def unavailable_reason(unavailable: dict[str, str]) -> str:
+    """What could not be had, and why, in one line (the validity's reason).
+
+    >>> unavailable_reason({"http://w3.test/x.dtd": "outside the crawl scope"})
+    'http://w3.test/x.dtd not available: outside the crawl scope'
+    """
+    return "; ".join(f"{url} not available: {why}" for url, why in unavailable.items())
 
 
 def safe_parser(
@@ -65,31 +82,36 @@ def safe_parser(
     validate: bool = False,
     encoding: str | None = None,
     pull_base_url: str | None = None,
+    entities: bool = True,
 ) -> etree.XMLParser:
     """An lxml parser that can only load external resources through ``resolver``.
 
     With ``pull_base_url`` it is a new ``XMLPullParser`` (fed in chunks, events
     start/end/pi); otherwise the resolver's parser for these options, built once. A parser
-    serves one parse at a time: a resolver belongs to one thread.
+    serves one parse at a time: a resolver belongs to one thread. ``entities=False`` keeps
+    entity references unexpanded (for a document whose DTD could not be had).
     """
     if pull_base_url is None:
-        parser = resolver.parsers.get((validate, encoding))
+        key = (validate, encoding, entities)
+        parser = resolver.parsers.get(key)
         if parser is None:
-            parser = resolver.parsers[validate, encoding] = _new_parser(
-                resolver, validate, encoding, None
-            )
+            parser = resolver.parsers[key] = _new_parser(resolver, *key, None)
         return parser
-    return _new_parser(resolver, validate, encoding, pull_base_url)
+    return _new_parser(resolver, validate, encoding, entities, pull_base_url)
 
 
 def _new_parser(
-    resolver: CacheResolver, validate: bool, encoding: str | None, pull_base_url: str | None
+    resolver: CacheResolver,
+    validate: bool,
+    encoding: str | None,
+    entities: bool,
+    pull_base_url: str | None,
 ) -> etree.XMLParser:
     options = {
         "encoding": encoding,
         "no_network": True,
         "load_dtd": True,
-        "resolve_entities": True,
+        "resolve_entities": entities,
         "dtd_validation": validate,
         "huge_tree": False,
         "remove_blank_text": False,
@@ -143,17 +165,19 @@ def _mentions_doctype(head: bytes, choice: EncodingChoice) -> bool:
 
 
 def _parse_with_validation(
-    make_parser: Callable[[bool], etree.XMLParser],
+    make_parser: Callable[[bool, bool], etree.XMLParser],
     run: Callable[[etree.XMLParser], Result],
     validate: bool,
     resolver: CacheResolver,
     settings: LoaderSettings,
 ) -> tuple[Result | None, list[str]]:
-    """Parse with ``run(make_parser(validate))``; on validity errors alone, without validation.
+    """Parse with ``run(make_parser(validate, True))``; on validity errors alone, or when a
+    dependency cannot be had, without validation; when that DTD would have declared the
+    entities the document uses, without expanding entities.
 
     Returns the result (None when dependencies are missing) and the first validity errors.
     """
-    parser = make_parser(validate)
+    parser = make_parser(validate, True)
     try:
         return run(parser), []
     except etree.XMLSyntaxError as error:
@@ -161,16 +185,34 @@ def _parse_with_validation(
             return None, []
         problems = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
         validity = [e for e in problems if e.domain_name in _VALIDITY_DOMAINS]
-        if not (validate and validity and len(validity) == len(problems)):
+        if validate and validity and len(validity) == len(problems):
+            errors = [describe(e) for e in validity[: settings.max_validation_errors]]
+        elif resolver.unavailable:
+            errors = []
+        else:
             raise rejection(error, parser.error_log) from None
-        errors = [describe(e) for e in validity[: settings.max_validation_errors]]
-    parser = make_parser(False)
+    parser = make_parser(False, True)
     try:
         return run(parser), errors
     except etree.XMLSyntaxError as error:
         if resolver.missing:
             return None, []
+        if not (resolver.unavailable and _only_undeclared_entities(parser.error_log, error)):
+            raise rejection(error, parser.error_log) from None
+    parser = make_parser(False, False)
+    try:
+        return run(parser), errors
+    except etree.XMLSyntaxError as error:
         raise rejection(error, parser.error_log) from None
+
+
+def _only_undeclared_entities(log: etree._ListErrorLog, error: etree.XMLSyntaxError) -> bool:
+    """Whether a parse failed on undeclared entities alone (a pull parser keeps no log:
+    then its first error, where it stopped, is all there is)."""
+    problems = [e for e in log if e.level >= etree.ErrorLevels.ERROR]
+    if not problems:
+        return error.code in _UNDECLARED_ENTITY_CODES
+    return all(e.type_name in _UNDECLARED_ENTITY for e in problems)
 
 
 @functools.lru_cache(maxsize=8)
@@ -179,54 +221,21 @@ def _too_deep_test(max_depth: int) -> etree.XPath:
     return etree.XPath(f"boolean(/{'*/' * max_depth}*)")
 
 
-def check_entities(tree: etree._ElementTree, settings: LoaderSettings) -> None:
-    """Refuse documents whose declared entities expand past the configured limits.
-
-    libxml2 already stops excessive amplification while parsing; this adds the loader's own
-    bounds: the number of entity declarations and the expanded size of each entity (nested
-    references counted, memoised, stopping as soon as the bound is passed).
-    """
-    declared: dict[str, str] = {}
-    for dtd in (tree.docinfo.internalDTD, tree.docinfo.externalDTD):
-        if dtd is not None:
-            for entity in dtd.iterentities():
-                declared.setdefault(entity.name, entity.content or "")
-    if len(declared) > settings.max_entity_declarations:
-        raise EntityExpansionRefused(
-            f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
-        )
-    limit = settings.max_entity_expansion_bytes
-    sizes: dict[str, int] = {}
-
-    def expanded(name: str, trail: tuple[str, ...]) -> int:
-        if name in sizes:
-            return sizes[name]
-        if name in trail:
-            raise EntityExpansionRefused(f"entity {name!r} refers to itself")
-        text = declared.get(name, "")
-        size = len(text)
-        for reference in _ENTITY_REFERENCE.finditer(text):
-            size += expanded(reference.group(1), (*trail, name)) - len(reference.group(0))
-            if size > limit:
-                raise EntityExpansionRefused(
-                    f"entity {name!r} expands past {limit} bytes (billion laughs?)"
-                )
-        sizes[name] = size
-        return size
-
-    for name in declared:
-        expanded(name, ())
+def _external_key(
+    tree: etree._ElementTree, url: str, resolver: CacheResolver, head: bytes
+) -> tuple | None:
+    """What identifies the external DTD a document was parsed with, for
+    :class:`loader.dtds.DtdFacts`: its identifiers and what the resolver served for it.
+    None when there is none, or when an internal subset may change how it reads."""
+    docinfo = tree.docinfo
+    system = docinfo.system_url
+    if not system or _INTERNAL_SUBSET.search(head, 0, _DOCTYPE_WINDOW):
+        return None
+    return (docinfo.public_id, absolute_http_url(url, system) or system, resolver.served())
 
 
-def _declares_grammar(tree: etree._ElementTree) -> bool:
-    """Whether the DTDs declare elements (a DOCTYPE that only declares entities has no
-    grammar to check)."""
-    dtds = (tree.docinfo.internalDTD, tree.docinfo.externalDTD)
-    return any(dtd is not None and any(True for _ in dtd.iterelements()) for dtd in dtds)
-
-
-def _dtd_check(tree: etree._ElementTree, validated: bool, errors: list[str]) -> Check:
-    if not validated or not _declares_grammar(tree):
+def _dtd_check(grammar: bool, validated: bool, errors: list[str]) -> Check:
+    if not validated or not grammar:
         return Check.NONE
     return Check.INVALID if errors else Check.VALID
 
@@ -251,8 +260,10 @@ def parse_tree(
     choice = choose_encoding(body[:4], content_type)
     validate = _mentions_doctype(body, choice)
 
-    def make_parser(with_validation: bool) -> etree.XMLParser:
-        return safe_parser(resolver, validate=with_validation, encoding=choice.forced)
+    def make_parser(with_validation: bool, entities: bool) -> etree.XMLParser:
+        return safe_parser(
+            resolver, validate=with_validation, encoding=choice.forced, entities=entities
+        )
 
     def run(parser: etree.XMLParser) -> etree._Element:
         return etree.fromstring(body, parser, base_url=url)
@@ -261,12 +272,12 @@ def parse_tree(
     if root is None or resolver.missing:
         return _waiting(resolver, url, body)
     tree = root.getroottree()
-    check_entities(tree, settings)
+    grammar = resolver.dtd_facts.check(tree, _external_key(tree, url, resolver, body), settings)
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
     collector.tree(root)
-    return _finish(tree, collector, validate, errors, resolver)
+    return _finish(tree, collector, validate, errors, resolver, grammar)
 
 
 def _finish(
@@ -275,14 +286,27 @@ def _finish(
     validated: bool,
     errors: list[str],
     resolver: CacheResolver,
+    grammar: bool,
 ) -> ParsedDocument:
     doctype_url = tree.docinfo.system_url
     base = tree.docinfo.URL or collector.document_url
     dtd_url = absolute_http_url(base, doctype_url) if doctype_url else None
-    collector.dependency(dtd_url)
+    if dtd_url not in resolver.catalogued:  # a catalogued DTD is never fetched
+        collector.dependency(dtd_url)
     for used in resolver.used:
         collector.dependency(used)
-    check = _dtd_check(tree, validated, errors)
+    for reference in resolver.unavailable:  # so its arrival, if ever, revalidates
+        if reference.startswith(("http://", "https://")):
+            collector.dependency(reference)
+    if resolver.unavailable:
+        return ParsedDocument(
+            tree,
+            collector,
+            dtd=Check.NOT_VALIDATED,
+            doctype_url=dtd_url,
+            reason=unavailable_reason(resolver.unavailable),
+        )
+    check = _dtd_check(grammar, validated, errors)
     return ParsedDocument(
         tree,
         collector,
@@ -315,9 +339,13 @@ def parse_stream(
         head = handle.read(4)
     choice = choose_encoding(head, content_type)
 
-    def make_parser(with_validation: bool) -> etree.XMLParser:
+    def make_parser(with_validation: bool, entities: bool) -> etree.XMLParser:
         return safe_parser(
-            resolver, validate=with_validation, encoding=choice.forced, pull_base_url=url
+            resolver,
+            validate=with_validation,
+            encoding=choice.forced,
+            pull_base_url=url,
+            entities=entities,
         )
 
     def run(parser: etree.XMLParser) -> tuple[etree._ElementTree, LinkCollector]:
@@ -344,9 +372,9 @@ def parse_stream(
     tree, collector = result
     if tree.docinfo.doctype:
         collector.notes.append("DTD not checked on a streamed document")
-    parsed = _finish(tree, collector, False, [], resolver)
+    parsed = _finish(tree, collector, False, [], resolver, False)
     parsed.streamed = True
-    if _declares_grammar(tree):
+    if parsed.dtd is not Check.NOT_VALIDATED and declares_grammar(dtds_of(tree)):
         parsed.dtd = Check.STREAMED
     return parsed
 
@@ -372,7 +400,7 @@ class _StreamState:
                     )
                 if not self.started:
                     self.started = True
-                    check_entities(node.getroottree(), self.settings)
+                    check_entities(dtds_of(node.getroottree()), self.settings)
                     collector.root(node)
             elif event == "end":
                 self.depth -= 1

@@ -16,6 +16,9 @@ class Check(enum.StrEnum):
     # bounded memory: libxml2 checks an element's content on its children in the tree, which
     # the streaming frees, and lxml does not expose libxml2's streaming validator (xmlReader)
     STREAMED = "not validated: streamed"
+    # a DTD, entity or schema it needs cannot be had (off-scope, 404, robots.txt, timeout,
+    # too large): parsed for well-formedness without it; Validity.reason says which and why
+    NOT_VALIDATED = "not validated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,24 +26,42 @@ class Validity:
     """What validation said of a document: kept with every stored version.
 
     ``errors`` holds the first validity errors (DTD first, then schema), each naming its line
-    and column.
+    and column; ``reason`` says why a check is :attr:`Check.NOT_VALIDATED`.
     """
 
     dtd: Check = Check.NONE
     schema: Check = Check.NONE
     errors: tuple[str, ...] = ()
+    reason: str | None = None
 
     @property
     def valid(self) -> bool:
-        """True unless a DTD or a schema the document names says it is invalid."""
-        return Check.INVALID not in (self.dtd, self.schema)
+        """True unless a DTD or a schema the document names says it is invalid, or could not
+        be checked for want of a dependency."""
+        checks = (self.dtd, self.schema)
+        return Check.INVALID not in checks and Check.NOT_VALIDATED not in checks
+
+    @property
+    def verdict(self) -> str:
+        """``valid``, ``invalid: <first error>`` (a check that failed says more than one that
+        could not be made) or ``not validated: <reason>``."""
+        if Check.INVALID in (self.dtd, self.schema):
+            return f"invalid: {self.errors[0]}"
+        if Check.NOT_VALIDATED in (self.dtd, self.schema):
+            return f"not validated: {self.reason}"
+        return "valid"
 
     def as_dict(self) -> dict:
-        return {"dtd": self.dtd.value, "schema": self.schema.value, "errors": list(self.errors)}
+        data = {"dtd": self.dtd.value, "schema": self.schema.value, "errors": list(self.errors)}
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Validity:
-        return cls(Check(data["dtd"]), Check(data["schema"]), tuple(data["errors"]))
+        return cls(
+            Check(data["dtd"]), Check(data["schema"]), tuple(data["errors"]), data.get("reason")
+        )
 
 
 class LoadOutcome(enum.StrEnum):
@@ -67,6 +88,9 @@ class LoadResult:
     dependencies: int = 0
     waiting_for: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    retried: tuple[LoadResult, ...] = ()
+    """For a dependency: the documents that waited on it, loaded again, each with its result
+    (the crawler follows the links of those stored)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,7 @@ from xml.sax.saxutils import quoteattr
 from lxml import etree
 
 from loader.dependencies import CacheResolver
-from loader.errors import UnsafeReference
-from loader.parsing import describe, safe_parser
+from loader.parsing import describe, safe_parser, unavailable_reason
 from loader.records import Check
 
 XSD = "http://www.w3.org/2001/XMLSchema"
@@ -30,6 +29,7 @@ class SchemaCheck:
     errors: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     note: str | None = None
+    reason: str | None = None  # why the check is NOT_VALIDATED
 
 
 def wrapper_schema(locations: dict[str, str]) -> bytes:
@@ -82,19 +82,27 @@ class SchemaCompiler:
 
 
 def _compile(locations: dict[str, str], resolver: CacheResolver) -> etree.XMLSchema | SchemaCheck:
+    """Compile the wrapper of ``locations``; a schema (or one it imports) that cannot be had
+    makes the check ``not validated`` with the reason, charged to this document only."""
     parser = safe_parser(resolver)
     try:
         wrapper = etree.fromstring(wrapper_schema(locations), parser)
         schema = etree.XMLSchema(wrapper)
-    except UnsafeReference as refused:
-        return SchemaCheck(note=f"schema not checked: {refused.reason}")
     except (etree.XMLSchemaParseError, etree.XMLSyntaxError) as error:
         if resolver.missing:
             return SchemaCheck(missing=list(resolver.missing))
+        if resolver.unavailable:
+            return _not_validated(resolver)
         return SchemaCheck(note=f"schema not checked: unusable schema: {error}")
     if resolver.missing:
         return SchemaCheck(missing=list(resolver.missing))
+    if resolver.unavailable:  # compiled without a part: its verdict would not be the schema's
+        return _not_validated(resolver)
     return schema
+
+
+def _not_validated(resolver: CacheResolver) -> SchemaCheck:
+    return SchemaCheck(Check.NOT_VALIDATED, reason=unavailable_reason(resolver.unavailable))
 
 
 def check_schema(

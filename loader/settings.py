@@ -7,6 +7,7 @@ or broken document costs bounded time and memory.
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Annotated
 
 from pydantic import Field
@@ -18,6 +19,9 @@ MIB = 1 << 20
 GIB = 1 << 30
 LIBXML2_MAX_DEPTH = 256
 DAY_S = 86_400.0
+CatalogPath = Annotated[str, Field(min_length=1, max_length=4096)]
+Namespace = Annotated[str, Field(max_length=4096)]
+AttributeName = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
 @dataclass(frozen=True, slots=True, config=SETTINGS)
@@ -46,7 +50,9 @@ class LoaderSettings:
     compress_versions: bool = True
     """Compress stored bodies with zstd (about half the size, ~20 us per 5 KB document)."""
     dependency_timeout_seconds: Annotated[float, Field(gt=0.0, le=366 * DAY_S)] = DAY_S
-    """Simulated seconds a document may wait for its DTD, entities or schema before it fails."""
+    """Simulated seconds a document may wait for its DTD, entities or schema before it is
+    loaded without them (not validated); also how long a dependency that could not be had
+    counts as unavailable before it is asked for again."""
     max_links: Annotated[int, Field(ge=1, le=10_000_000)] = 65_534
     """Most links kept per document (the paper's Link-Data keeps at most 65,534 children)."""
     sitemap_max_urls: Annotated[int, Field(ge=0, le=10_000_000)] = 50_000
@@ -61,3 +67,13 @@ class LoaderSettings:
     """Default of ``xyleme query``: a hard wall-clock limit, in seconds."""
     query_max_results: Annotated[int, Field(ge=1, le=10_000_000)] = 1000
     """Default of ``xyleme query``: the most results printed."""
+    system_catalog: bool = True
+    """Look public DTDs and entities up in the system's XML catalog (``XML_CATALOG_FILES``,
+    else ``/etc/xml/catalog``) before asking the crawler for them."""
+    catalog_files: Annotated[tuple[CatalogPath, ...], Field(max_length=100)] = ()
+    """The user's XML catalogs (paths), consulted first; each must be readable."""
+    links: Annotated[dict[Namespace, tuple[AttributeName, ...]], Field(max_length=1000)] = field(
+        default_factory=dict
+    )
+    """More linking attributes by namespace (``""`` for none), named plainly or as
+    ``{namespace}name``: their values are links (``[loader.links]`` in ``xyleme.toml``)."""

@@ -73,7 +73,7 @@ async def crawl(md: Metadata, archive: Archive, urls: dict[str, str], *, again: 
     crawler = Crawler(
         md,
         CrawlerSettings(**FAST, spool_over_bytes=64 * 1024),
-        Scope(domains=frozenset({"test"})),
+        Scope(["domain:test:*"]),
         clock=md.clock,
         resolver=SiteResolver(),
         exchanges=archive,

@@ -37,7 +37,7 @@ def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
     return Crawler(
         md,
         CrawlerSettings(**{**FAST, **settings}),
-        scope or Scope(domains=frozenset({"test"})),
+        scope or Scope(["domain:test:*"]),
         clock=md.clock,
         resolver=SiteResolver(),
         sink=sink,

@@ -42,7 +42,7 @@ def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
     return Crawler(
         md,
         CrawlerSettings(**{**FAST, **settings}),
-        scope or Scope(domains=frozenset({"test"})),
+        scope or Scope(["domain:test:*"]),
         clock=md.clock,
         resolver=SiteResolver(),
         sink=sink,
@@ -119,8 +119,8 @@ async def test_scouting_stops_at_the_host_page_budget_and_depth(site, md):
     crawler.submit(pages[0])
     await crawler.run()
     fetched = [hit.path for hit in site.hits if hit.path != "/robots.txt"]
-    assert fetched == ["/0.html", "/1.html", "/2.html", "/3.html"]
-    assert "host page budget" in md.rejected()[0].reason
+    assert fetched == ["/0.html", "/1.html", "/2.html"]  # three pages read, the seed's included
+    assert "host page budget of 3 pages read" in md.rejected()[0].reason
 
     md2_site = make_crawler(md, max_scout_depth=1)
     site.hits.clear()
@@ -327,7 +327,7 @@ async def test_each_fault_is_recorded_with_its_reason(site, md):
     site.add("a.test", "/loop2", Page(b"", 302, headers={"Location": "/loop1"}))
     crawler = make_crawler(
         md,
-        scope=Scope(),
+        scope=Scope(["domain:test:*", "host:no-such-host.invalid"]),
         read_timeout=0.3,
         connect_timeout=2.0,
         max_body_bytes=100_000,

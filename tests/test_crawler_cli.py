@@ -45,8 +45,12 @@ def test_crawl_prints_a_table_and_refuses_out_of_scope_seeds(simweb, tmp_path):
     arguments += ["--domain", "simweb.test", "--delay", "0", "--max-depth", "0"]
     arguments += ["--simweb-port", str(simweb.port)]
     result = runner.invoke(cli, arguments)
+    assert result.exit_code == 2, result.output  # refused before any fetch: nothing crawled
+    assert "seed refused: http://elsewhere.example/: out of scope" in result.output
+    with Metadata.open(tmp_path / "metadata.db", readonly=True) as md:
+        assert md.count_by_type()[PageType.HTML] == 0
+    result = runner.invoke(cli, [*arguments[:4], *arguments[5:]])  # the in-scope seed alone
     assert result.exit_code == 0, result.output
-    assert "seed refused" in result.output and "elsewhere.example" in result.output
     assert "by type" in result.output and "HTML: 1" in result.output
 
 

@@ -17,7 +17,7 @@ from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.htmlparse import extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache
-from xyleme.crawler.scope import TrapGuard
+from xyleme.crawler.traps import TrapGuard
 
 # ---------------------------------------------------------------------- seen-URL table
 
@@ -72,7 +72,10 @@ def test_scope_hosts_domains_prefixes_and_deny_list():
     assert scope.refusal("http://a.b.simweb.test/") is None
     assert scope.refusal("http://other.example/pub/doc.xml") is None
     assert scope.refusal("http://other.example/elsewhere").startswith("out of scope")
-    assert scope.refusal("http://x.bad.simweb.test/") == "out of scope: denied by bad.simweb.test"
+    assert (
+        scope.refusal("http://x.bad.simweb.test/")
+        == "out of scope: denied by deny:domain:bad.simweb.test"
+    )
     assert "denied" in scope.refusal("http://one.example/private/a")
     assert Scope().refusal("http://anything.example/") is None
 

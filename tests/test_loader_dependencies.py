@@ -116,28 +116,77 @@ def test_dtd_default_attributes_and_external_entities(loader, md, fetcher):
     assert set(md.dependencies_of(doc_id)) == {DTD, ENTITY}
 
 
-def test_waiting_document_fails_after_the_timeout(loader, md, clock):
+def test_a_document_whose_dtd_never_comes_is_stored_not_validated(loader, md, clock, fetcher):
     doc_id = md.id_for(DOC)
     loader.load(doc_id, DOC, VALID, {}, 1000.0)
     clock.advance(loader.settings.dependency_timeout_seconds - 1)
     assert loader.expire_waiting() == []
     clock.advance(2)
-    [failed] = loader.expire_waiting()
-    assert failed.outcome is LoadOutcome.FAILED
-    assert DTD in failed.reason
-    assert md.types[doc_id][0] is PageType.ERROR
-    assert list(loader.parking) == []
-
-
-def test_unfetchable_dtd_fails_its_waiters(loader, md):
-    doc_id = md.id_for(DOC)
-    loader.load(doc_id, DOC, VALID, {}, 1000.0)
-    [failed] = loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
-    assert failed.url_id == doc_id
+    [stored] = loader.expire_waiting()
+    assert stored.outcome is LoadOutcome.STORED
+    assert stored.validity.dtd is Check.NOT_VALIDATED
+    assert stored.validity.reason == f"{DTD} not available: not fetched within 86400 s"
     assert md.status_rows[doc_id] == (
-        LoadStatus.FAILED,
-        f"dependency {DTD} could not be fetched: HTTP 404",
+        LoadStatus.LOADED,
+        f"version 1, not validated: {DTD} not available: not fetched within 86400 s",
     )
+    assert list(loader.parking) == []
+    other = "http://xml.test/books/other.xml"  # the next document does not wait for it again
+    later = loader.load(md.id_for(other), other, VALID, {}, 1000.0)
+    assert later.validity.dtd is Check.NOT_VALIDATED
+    assert fetcher.urls == [DTD]
+    clock.advance(loader.settings.dependency_timeout_seconds)  # a failure is not forever
+    third = "http://xml.test/books/third.xml"
+    assert loader.load(md.id_for(third), third, VALID, {}, 1000.0).waiting_for == (DTD,)
+    assert fetcher.urls == [DTD, DTD]
+
+
+@pytest.mark.parametrize("reason", ["HTTP 404", "refused by robots.txt", "timeout"])
+def test_a_document_whose_dtd_cannot_be_fetched_is_kept_with_its_links(loader, md, reason):
+    doc_id = md.id_for(DOC)
+    body = VALID.replace(
+        b"</book>",
+        b'<chapter xmlns:x="http://www.w3.org/1999/xlink" x:href="ch1.xml">&ch;</chapter></book>',
+    )
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).outcome is LoadOutcome.WAITING
+    [stored] = loader.dependency_failed(md.id_for(DTD), DTD, reason)
+    assert (stored.url_id, stored.outcome) == (doc_id, LoadOutcome.STORED)
+    assert stored.validity.dtd is Check.NOT_VALIDATED
+    assert not stored.validity.valid
+    assert md.status_rows[doc_id] == (
+        LoadStatus.LOADED,
+        f"version 1, not validated: {DTD} not available: {reason}",
+    )
+    assert md.links_of(doc_id) == ["http://xml.test/books/ch1.xml"]
+    assert md.dependencies_of(doc_id) == [DTD]
+    # the DTD arrives after all: the stored version is checked again
+    result = deliver(loader, md, DTD, BOOK_DTD + b'<!ENTITY ch "one">')
+    assert "version 1 revalidated: invalid" in result.notes[0]
+
+
+def test_one_dependency_failing_leaves_the_document_waiting_for_the_others(loader, md):
+    first, second = "http://xml.test/books/a.ent", "http://xml.test/books/b.ent"
+    body = (
+        b'<!DOCTYPE r [<!ENTITY a SYSTEM "a.ent"><!ENTITY b SYSTEM "b.ent">]>'
+        b'<r><x href="one.xml"/>&a;&b;</r>'
+    )
+    doc_id = md.id_for(DOC)
+    assert loader.load(doc_id, DOC, body, {}, 1000.0).waiting_for == (first, second)
+    [still] = loader.dependency_failed(md.id_for(first), first, "HTTP 404")
+    assert still.outcome is LoadOutcome.WAITING
+    assert still.waiting_for == (second,)
+    [notes] = deliver(loader, md, second, b"<y/>").notes
+    assert notes == f"{DOC}: stored"
+    stored = loader.repository.latest(doc_id).validity
+    assert (stored.dtd, stored.reason) == (Check.NOT_VALIDATED, f"{first} not available: HTTP 404")
+    assert md.links_of(doc_id) == ["http://xml.test/books/one.xml"]
+
+
+def test_a_document_that_is_not_well_formed_is_still_refused(loader, md):
+    loader.dependency_failed(md.id_for(DTD), DTD, "HTTP 404")
+    result = loader.load(md.id_for(DOC), DOC, VALID.replace(b"</book>", b"</bok>"), {}, 1.0)
+    assert result.outcome is LoadOutcome.FAILED
+    assert "mismatch" in result.reason
 
 
 def test_parked_document_survives_a_restart(tmp_path, md, fetcher, clock):
@@ -176,7 +225,7 @@ def test_a_refreshed_schema_replaces_the_compiled_one(loader, md):
     assert again.validity.schema is Check.VALID
 
 
-def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
+def test_an_oversize_dependency_leaves_its_waiters_not_validated(tmp_path, md, fetcher, clock):
     loader = Loader(
         tmp_path / "documents", md, fetcher, clock, LoaderSettings(max_document_bytes=1000)
     )
@@ -185,8 +234,10 @@ def test_oversize_dependency_fails_its_waiters(tmp_path, md, fetcher, clock):
     result = deliver(loader, md, DTD, b"<!-- " + b"x" * 2000 + b" -->")
     assert result.outcome is LoadOutcome.FAILED
     assert md.types[md.id_for(DTD)][0] is PageType.ERROR
-    assert md.status_rows[doc_id][0] is LoadStatus.FAILED
-    assert "over the limit of 1000" in md.status_rows[doc_id][1]
+    assert md.status_rows[doc_id][0] is LoadStatus.LOADED
+    assert (
+        "not available: too large (2009 bytes, over the limit of 1000)" in md.status_rows[doc_id][1]
+    )
 
 
 def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
@@ -203,6 +254,29 @@ def test_streamed_document_waits_for_its_dtd_too(tmp_path, md, fetcher, clock):
     assert stored.validity.dtd.value == "not validated: streamed"
     assert stored.validity.valid  # not known to be invalid
     assert loader.repository.read(doc_id) == body
+
+
+def test_a_streamed_document_whose_dtd_is_off_scope_is_kept_with_its_links(tmp_path, md, clock):
+    settings = LoaderSettings(stream_threshold_bytes=64, stream_chunk_bytes=32)
+    fetcher = FakeFetcher()
+    loader = Loader(
+        tmp_path / "documents",
+        md,
+        fetcher,
+        clock,
+        settings,
+        in_scope=lambda url: url.startswith("http://xml.test/"),
+    )
+    chapters = b"".join(b'<chapter href="c%d.xml">&ch;</chapter>' % n for n in range(20))
+    body = b'<!DOCTYPE book SYSTEM "http://dtd.test/book.dtd"><book>' + chapters + b"</book>"
+    result = loader.load(md.id_for(DOC), DOC, body, {}, 1000.0)
+    assert result.outcome is LoadOutcome.STORED, result.reason
+    assert result.validity.dtd is Check.NOT_VALIDATED
+    assert (
+        result.validity.reason == "http://dtd.test/book.dtd not available: outside the crawl scope"
+    )
+    assert len(md.links_of(result.url_id)) == 20
+    assert fetcher.requests == []
 
 
 def test_streamed_document_notes_its_unchecked_dtd(tmp_path, md, fetcher, clock):
@@ -269,3 +343,15 @@ def test_a_refreshed_dtd_that_needs_an_entity_leaves_the_validity_and_says_why(l
     refreshed = deliver(loader, md, DTD, with_entity, at=2000.0)
     assert refreshed.notes == (f"{DOC}: not revalidated: needs {ENTITY}",)
     assert loader.repository.latest(doc_id).validity.dtd is Check.VALID
+
+
+def test_the_verdict_prefers_a_failed_check_to_one_that_could_not_be_made():
+    from loader import Validity
+
+    both = Validity(Check.INVALID, Check.NOT_VALIDATED, ("no title (line 1)",), "x.xsd: 404")
+    assert both.verdict == "invalid: no title (line 1)"
+    missing = Validity(Check.VALID, Check.NOT_VALIDATED, (), "x.xsd not available: HTTP 404")
+    assert missing.verdict == "not validated: x.xsd not available: HTTP 404"
+    assert not missing.valid
+    assert Validity.from_dict(missing.as_dict()) == missing
+    assert Validity(Check.VALID).verdict == "valid"

@@ -1,4 +1,9 @@
-"""XXE, billion laughs, quadratic blowup and out-of-scope references are refused."""
+"""XXE, billion laughs, quadratic blowup and out-of-scope references.
+
+A local file or an out-of-scope URL is never read: the document is kept without it, stored
+``not validated`` with the reason (issue 16: only a document that is not well-formed, or
+that breaks a limit, is refused).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,8 @@ import tracemalloc
 
 import pytest
 
-from loader import Loader, LoaderSettings, LoadOutcome
+from loader import Check, Loader, LoaderSettings, LoadOutcome
 from metadata.clock import ManualClock
-from metadata.types import PageType
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/doc.xml"
@@ -59,11 +63,15 @@ def test_xxe_never_reads_a_local_file(tmp_path, md, fetcher, secret, reference):
     system = reference.format(path=secret).encode()
     body = b'<!DOCTYPE r [<!ENTITY x SYSTEM "' + system + b'">]><r>&x;</r>'
     result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
-    assert result.outcome is LoadOutcome.FAILED
-    assert "only http(s) URLs are fetched" in result.reason
-    assert md.types[result.url_id][0] is PageType.ERROR
+    assert_kept_without(result, "only http(s) URLs are fetched")
     assert fetcher.requests == []
     assert b"TOP-SECRET" not in everything_written(tmp_path)
+
+
+def assert_kept_without(result, why: str) -> None:
+    assert result.outcome is LoadOutcome.STORED
+    assert result.validity.dtd is Check.NOT_VALIDATED
+    assert why in result.validity.reason
 
 
 def test_absolute_path_resolves_against_the_document_url_never_the_disk(
@@ -77,20 +85,21 @@ def test_absolute_path_resolves_against_the_document_url_never_the_disk(
     assert b"TOP-SECRET" not in everything_written(tmp_path)
 
 
-def test_xxe_through_a_local_external_dtd_is_refused(tmp_path, md, fetcher, secret):
+def test_xxe_through_a_local_external_dtd_is_never_read(tmp_path, md, fetcher, secret):
     loader = make_loader(tmp_path, md, fetcher)
     body = f'<!DOCTYPE r SYSTEM "file://{secret}"><r/>'.encode()
     result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
-    assert result.outcome is LoadOutcome.FAILED
+    assert_kept_without(result, f"file://{secret} not available: only http(s) URLs are fetched")
     assert fetcher.requests == []
+    assert b"TOP-SECRET" not in everything_written(tmp_path)
 
 
-def test_parameter_entity_to_a_local_file_is_refused(tmp_path, md, fetcher, secret):
+def test_parameter_entity_to_a_local_file_is_never_read(tmp_path, md, fetcher, secret):
     loader = make_loader(tmp_path, md, fetcher)
     body = f'<!DOCTYPE r [<!ENTITY % p SYSTEM "file://{secret}"> %p;]><r/>'.encode()
     result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
-    assert result.outcome is LoadOutcome.FAILED
-    assert "refused" in result.reason
+    assert_kept_without(result, "only http(s) URLs are fetched")
+    assert b"TOP-SECRET" not in everything_written(tmp_path)
 
 
 def test_billion_laughs_refused_fast_with_bounded_memory(tmp_path, md, fetcher):
@@ -132,7 +141,33 @@ def test_configured_entity_count_limit(tmp_path, md, fetcher):
     assert "5 entity declarations" in result.reason
 
 
-def test_dtd_outside_the_crawl_scope_is_refused(tmp_path, md, fetcher):
+def test_a_shared_external_dtd_is_judged_for_every_document(tmp_path, md, fetcher):
+    """The verdicts on a shared DTD are remembered (lxml copies a DTD to show it), but a
+    refusal is not, and an internal subset that may change how it reads is judged apart."""
+    loader = make_loader(tmp_path, md, fetcher, max_entity_declarations=3)
+    dtd_url = "http://xml.test/many.dtd"
+    dtd = b"".join(b'<!ENTITY e%d "x">' % n for n in range(3)) + b"<!ELEMENT r ANY>"
+    loader.load(md.id_for(dtd_url), dtd_url, dtd, {}, 0.0)
+    body = b'<!DOCTYPE r SYSTEM "many.dtd"><r>&e1;</r>'
+    for n in range(2):
+        url = f"http://xml.test/ok{n}.xml"
+        result = loader.load(md.id_for(url), url, body, {}, 0.0)
+        assert result.validity.dtd.value == "valid"
+    more = body.replace(b'"many.dtd">', b'"many.dtd" [<!ENTITY extra "y">]>')
+    for n in range(2):
+        url = f"http://xml.test/over{n}.xml"
+        result = loader.load(md.id_for(url), url, more, {}, 0.0)
+        assert result.outcome is LoadOutcome.FAILED
+        assert "4 entity declarations, more than 3" in result.reason
+    bigger = dtd + b'<!ENTITY e9 "x">'
+    loader.load(md.id_for(dtd_url), dtd_url, bigger, {}, 1.0)  # refreshed: judged again
+    result = loader.load(
+        md.id_for("http://xml.test/ok2.xml"), "http://xml.test/ok2.xml", body, {}, 1.0
+    )
+    assert result.outcome is LoadOutcome.FAILED
+
+
+def test_dtd_outside_the_crawl_scope_is_never_asked_for(tmp_path, md, fetcher):
     loader = Loader(
         tmp_path / "documents",
         md,
@@ -140,10 +175,9 @@ def test_dtd_outside_the_crawl_scope_is_refused(tmp_path, md, fetcher):
         ManualClock(0.0),
         in_scope=lambda url: url.startswith("http://xml.test/"),
     )
-    body = b'<!DOCTYPE r SYSTEM "http://evil.test/r.dtd"><r/>'
+    body = b'<!DOCTYPE r SYSTEM "http://evil.test/r.dtd"><r>&undeclared;</r>'
     result = loader.load(md.id_for(URL), URL, body, {}, 0.0)
-    assert result.outcome is LoadOutcome.FAILED
-    assert "outside the crawl scope" in result.reason
+    assert_kept_without(result, "http://evil.test/r.dtd not available: outside the crawl scope")
     assert fetcher.requests == []
 
 

@@ -140,9 +140,15 @@ def _build(section: str, values: Mapping[str, Any], source: str) -> Any:
             raise ConfigError(f"{source}: unknown key {key!r} in [{section}] (known: {known})")
         try:
             kwargs[key] = _strict(cls, key).validate_python(_as_tuple(value), strict=True)
-        except ValidationError:
+        except ValidationError as error:
             message = f"{where} {key} = {_shown(value)}: must be {allowed(cls, key)}"
-            raise ConfigError(message) from None
+            # A field's own validator (a scope rule's parser) says precisely what is wrong.
+            said = [
+                problem["msg"].removeprefix("Value error, ")
+                for problem in error.errors()
+                if problem["type"] == "value_error"
+            ]
+            raise ConfigError("; ".join([message, *said])) from None
     try:
         return cls(**kwargs)
     except ValidationError as error:
@@ -157,7 +163,9 @@ def _strict(cls: type, key: str) -> TypeAdapter:
 
 
 def _as_tuple(value: Any) -> Any:
-    """A TOML array as the tuple a settings field holds."""
+    """A TOML array as the tuple a settings field holds (in a table too)."""
+    if isinstance(value, dict):
+        return {key: _as_tuple(item) for key, item in value.items()}
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -212,6 +220,8 @@ def _describe(hint: Any) -> str:
         return "one of " + ", ".join(json.dumps(option) for option in typing.get_args(hint))
     if origin is tuple:
         return f"a list of {_describe(typing.get_args(hint)[0])}"
+    if origin is dict:
+        return f"a table of {_describe(typing.get_args(hint)[1])}"
     return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
 
 
@@ -231,6 +241,8 @@ def _describe_annotated(base: Any, rules: list[Any]) -> str:
         count = f"{least} to {most}" if least else f"at most {most}"
         if typing.get_origin(base) is tuple:
             text = f"a list of {count} items, each {_describe(typing.get_args(base)[0])}"
+        elif typing.get_origin(base) is dict:
+            text = f"a table of {count} keys, each {_describe(typing.get_args(base)[1])}"
         else:
             text += f" of {count} characters"
     for rule in rules:  # a validator function's docstring says what it accepts
@@ -267,7 +279,17 @@ def as_dict(config: Config) -> dict[str, dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
     return list(value) if isinstance(value, tuple) else value
+
+
+def _toml_value(value: Any) -> str:
+    """A value in TOML (JSON's, but a table is inline: ``{ "k" = [...] }``)."""
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{json.dumps(key)} = {_toml_value(item)}" for key, item in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    return json.dumps(value)
 
 
 def as_toml(config: Config, *, commented: bool = False) -> str:
@@ -281,7 +303,7 @@ def as_toml(config: Config, *, commented: bool = False) -> str:
         cls = sections()[name]
         lines += ["", f"[{name}]"]
         for key, value in values.items():
-            text = f"{key} = {json.dumps(value)}" if value is not None else f"{key} = (unset)"
+            text = f"{key} = {_toml_value(value)}" if value is not None else f"{key} = (unset)"
             prefix = "# " if commented or value is None else ""
             doc = field_doc(cls, key)
             lines.append(f"{prefix}{text}  # {doc}" if doc else f"{prefix}{text}")

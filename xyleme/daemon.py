@@ -40,7 +40,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -65,6 +64,7 @@ from xyleme.crawler.probe import CrawlerProbe
 from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock
 from xyleme.recheck import NothingToRecheck, RecheckRequest, prepare, progress_line, summary
+from xyleme.scope_config import check_start, repository_scope, seed_refusals
 from xyleme.status import restore_clock, save_clock, save_live_status
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,7 @@ class Daemon:
         """Lock the repository, open its metadata and restore the clock (raises if held)."""
         md = Metadata.open(self.repository / DATABASE, settings=self.config.metadata)
         try:
+            scope = check_start(self.config, commands.stored_seeds(md))  # or NoSeedInScope
             self.lock.acquire()
         except BaseException:
             md.close()
@@ -165,7 +166,7 @@ class Daemon:
         self.crawler = Crawler(
             md,
             self._crawler_settings(),
-            self._scope(),
+            scope,
             clock=self.clock,
             resolver=self.resolver,
             exchanges=self.archive if self.archive.active else None,
@@ -382,12 +383,8 @@ class Daemon:
     # ------------------------------------------------------------------ fetching
 
     def _scope(self) -> Scope:
-        """``[daemon] scope`` domains, else the hosts of the seeds (grows with ``seed add``)."""
-        domains = self.config.daemon.scope
-        if domains:
-            return Scope(domains=frozenset(domains))
-        seeds = commands.stored_seeds(self.md)
-        return Scope(hosts=frozenset(urlsplit(url).hostname for url in seeds))
+        """``[crawler] scope`` rules, else the seeds' sites (grows with ``seed add``)."""
+        return repository_scope(self.config, commands.stored_seeds(self.md))
 
     def queue_unread(self) -> int:
         """Queue the seeds and every known page never read (at start, and after a crash).
@@ -636,7 +633,13 @@ class Daemon:
     # ------------------------------------------------------------------ commands
 
     def add_seeds(self, urls: list[str]) -> Answer:
-        """``seed add``: store the seeds like the CLI would, widen the scope, queue them."""
+        """``seed add``: store the seeds like the CLI would, widen the scope, queue them.
+
+        A seed the scope refuses refuses the whole command (nothing is added)."""
+        refused = seed_refusals(self.config, urls)
+        if refused:
+            shown = "; ".join(f"seed {url} refused: {reason}" for url, reason in refused)
+            return Answer(f"{shown}. Nothing added", {"refused": dict(refused)}, ok=False)
         reply = commands.RepositoryTarget(self.md).add_seeds(urls)
         self.crawler.scope = self._scope()
         for url in reply.data["added"]:

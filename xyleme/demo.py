@@ -73,7 +73,7 @@ class DemoPlan:
     def config(self) -> Config:
         """The repository's configuration for this plan.
 
-        The crawler scouts at most twice a host's share of the pages on each host: the
+        The crawler reads at most twice a host's share of the pages on each host: the
         simulated web has a spider trap (an endless calendar) whose pages would otherwise
         join the refresh set without end and dilute G.
         """
@@ -82,8 +82,8 @@ class DemoPlan:
             Config()
             .replace("clock", speed=self.speed)
             .replace("bandwidth", G=self.G, theta=self.theta)
-            .replace("daemon", scope=[DOMAIN], checkpoint_seconds=2.0)
-            .replace("crawler", **DEMO_CRAWLER, host_page_budget=budget)
+            .replace("daemon", checkpoint_seconds=2.0)
+            .replace("crawler", **DEMO_CRAWLER, host_page_budget=budget, scope=[DOMAIN])
         )
 
     def describe(self) -> str:

@@ -14,6 +14,7 @@ from pydantic.dataclasses import dataclass
 
 from metadata.settings import SETTINGS
 from refresh.settings import Bandwidth, DiscoveryShare, TimeUnitSeconds
+from xyleme.crawler.settings import ScopeRules
 
 Folder = Annotated[str, Field(min_length=1, max_length=4096)]
 
@@ -60,7 +61,5 @@ class DaemonSettings:
     """real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"""
     command_poll: Annotated[float, Field(ge=0.01, le=3600.0)] = 0.5
     """real seconds between two looks at the command table"""
-    scope: Annotated[
-        tuple[Annotated[str, Field(min_length=1, max_length=253)], ...], Field(max_length=10_000)
-    ] = ()
-    """domains the crawler may fetch, subdomains included (empty: the hosts of the seeds)"""
+    scope: ScopeRules = ()
+    """deprecated: read as [crawler] scope rules (a bare name: a domain and subdomains)"""

@@ -14,7 +14,10 @@ from metadata.clock import SystemClock
 from xyleme import signals
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
+from xyleme.cli.ops import effective_config
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from xyleme.crawler.scoperules import ScopeError
+from xyleme.scope_config import configured_rules
 
 if TYPE_CHECKING:
     from xyleme.archive.writer import Archive
@@ -24,6 +27,12 @@ DATABASE = "metadata.db"
 
 @cli.command("crawl")
 @click.argument("seeds", nargs=-1, required=True)
+@click.option(
+    "--scope",
+    "rules",
+    multiple=True,
+    help="A scope rule (origin URL, host:, domain:, glob:, regex:, net:, deny:…); repeatable.",
+)
 @click.option("--domain", "domains", multiple=True, help="Allow a domain and its subdomains.")
 @click.option("--host", "hosts", multiple=True, help="Allow one host name.")
 @click.option("--prefix", "prefixes", multiple=True, help="Allow URLs starting with this.")
@@ -51,6 +60,7 @@ DATABASE = "metadata.db"
 def crawl(
     ctx: click.Context,
     seeds: tuple[str, ...],
+    rules: tuple[str, ...],
     domains: tuple[str, ...],
     hosts: tuple[str, ...],
     prefixes: tuple[str, ...],
@@ -65,9 +75,11 @@ def crawl(
 ) -> None:
     """Crawl from SEEDS (scouting, level 3) within the scope, recording into the repository.
 
-    With no --domain/--host/--prefix the scope is every http(s) URL. Ctrl-C stops cleanly:
-    what was fetched is committed. The repository's [archive] settings apply: every
-    exchange goes to its WARC files and crawl log (docs/archive.md).
+    With no --scope/--domain/--host/--prefix/--deny the scope is the repository's [crawler]
+    scope, else the seeds' sites (docs/crawler.md, "Scope"). A seed out of scope stops the
+    command before any fetch (exit 2). Ctrl-C stops cleanly: what was fetched is committed.
+    The repository's [archive] settings apply: every exchange goes to its WARC files and
+    crawl log (docs/archive.md).
     """
     path = repo_path(ctx) / DATABASE
     archive = repository_archive(repo_path(ctx))
@@ -78,7 +90,18 @@ def crawl(
             min_delay=delay,
             max_scout_depth=max_depth,
         )
-    scope = Scope(frozenset(hosts), frozenset(domains), tuple(prefixes), frozenset(deny))
+    try:
+        written = Scope(rules, hosts=hosts, domains=domains, prefixes=prefixes, denied=deny)
+    except ScopeError as error:
+        raise click.BadParameter(str(error), param_hint="--scope") from None
+    if not written.rules:  # no option: the repository's [crawler] scope, as the daemon's
+        written = Scope(configured_rules(effective_config(repo_path(ctx), None)))
+    scope = Scope.configured(written.rules, seeds)
+    refused = scope.refused_seeds(seeds)
+    for seed, reason in refused:
+        click.echo(f"seed refused: {seed}: {reason}", err=True)
+    if refused:
+        raise SystemExit(2)
     try:
         with Metadata.open(path) as md:
             stats = asyncio.run(_crawl(md, settings, scope, seeds, max_pages, simweb_port, archive))
@@ -106,7 +129,7 @@ async def _crawl(
         resolver = SimWebResolver(simweb_port)
     crawler = Crawler(md, settings, scope, resolver=resolver, exchanges=archive)
     refused = [seed for seed in seeds if not crawler.submit(seed)]
-    for seed in refused:
+    for seed in refused:  # not a URL, or a trap's shape: the rejected links say why
         click.echo(f"seed refused (see `xyleme page` / rejected links): {seed}", err=True)
     if max_pages is not None:
 

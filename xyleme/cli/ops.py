@@ -25,6 +25,7 @@ from xyleme.cli.params import MOMENT
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
 from xyleme.progress import queues_text
+from xyleme.scope_config import seed_refusals
 from xyleme.status import read_status
 
 DATABASE = "metadata.db"
@@ -164,7 +165,22 @@ def seed_add(ctx: click.Context, urls: tuple[str, ...], seed_file: Any, as_json:
                 wanted.append(line)
     if not wanted:
         raise click.UsageError("give at least one URL, or --file")
+    refuse_out_of_scope(effective_config(repo_path(ctx), None), wanted, as_json)
     report(run_state_command(repo_path(ctx), "seed add", {"urls": wanted}), as_json)
+
+
+def refuse_out_of_scope(config: Config, seeds: list[str], as_json: bool) -> None:
+    """Exit 2, adding nothing, when the scope refuses a seed: it would never be crawled."""
+    refused = seed_refusals(config, seeds)
+    if not refused:
+        return
+    message = "; ".join(f"seed {url} refused: {reason}" for url, reason in refused)
+    message += ". Nothing added: see `xyleme scope show`, or widen [crawler] scope"
+    if as_json:
+        click.echo(json.dumps({"ok": False, "message": message, "refused": dict(refused)}))
+    else:
+        click.echo(message, err=True)
+    raise SystemExit(2)
 
 
 @cli.command("pause")

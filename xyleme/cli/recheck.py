@@ -23,9 +23,10 @@ from ranking.liverank_settings import LiveRankSettings
 from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors
-from xyleme.cli.ops import hand_to_daemon, holding, report
+from xyleme.cli.ops import effective_config, hand_to_daemon, holding, report
 from xyleme.cli.params import liverank_options
 from xyleme.cli.repository import DATABASE
+from xyleme.commands import stored_seeds
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
 from xyleme.recheck import (
@@ -36,6 +37,7 @@ from xyleme.recheck import (
     summary,
     summary_text,
 )
+from xyleme.scope_config import repository_scope
 
 
 @cli.command("recheck")
@@ -129,14 +131,15 @@ def _run_directly(path, request, crawler_settings, simweb_port, *, quiet: bool) 
             session, url_ids = prepare(md, request)
         except NothingToRecheck as error:
             raise click.ClickException(str(error)) from None
+        # The repository's scope: a re-check fetches nothing the crawl may not.
+        scope = repository_scope(effective_config(path.parent, None), stored_seeds(md))
         resolver = None
         if simweb_port is not None:
             from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
             resolver = SimWebResolver(simweb_port)
-        probe = CrawlerProbe(
-            md, crawler_settings, Scope(), resolver=resolver, method=request.method
-        )
+            scope = Scope([*scope.rules, "net:127.0.0.1/32"])  # where the simulated web is
+        probe = CrawlerProbe(md, crawler_settings, scope, resolver=resolver, method=request.method)
         report_ = asyncio.run(
             _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
         )

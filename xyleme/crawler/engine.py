@@ -25,7 +25,7 @@ import functools
 import itertools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -50,10 +50,11 @@ from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
-from xyleme.crawler.scope import Scope, TrapGuard
+from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
+from xyleme.crawler.traps import HostBudget, TrapGuard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -140,8 +141,10 @@ class Crawler:
         Where fetch results, URL-Ids and refusals are written.
     settings : CrawlerSettings
         Limits, delays, caps and timeouts (documented defaults).
-    scope : Scope
-        What may be fetched; everything else is recorded as out of scope.
+    scope : Scope, optional
+        What may be fetched; everything else is recorded as out of scope. By default the
+        rules of ``settings.scope``. Connections to private addresses need its vouching
+        (SSRF guard). Assigning ``crawler.scope`` later takes effect at once.
     clock : Clock
         Simulated time for ``fetched_at`` and HTTP dates.
     resolver : aiohttp.abc.AbstractResolver, optional
@@ -155,7 +158,7 @@ class Crawler:
     --------
     A whole crawl of a loopback site, with its output, is in docs/crawler.md::
 
-        scope = Scope(hosts=frozenset({"127.0.0.1"}))
+        scope = Scope(["http://127.0.0.1:8765/"])
         crawler = Crawler(md, CrawlerSettings(min_delay=0.1), scope)
         crawler.submit("http://127.0.0.1:8765/")
         stats = await crawler.run()
@@ -174,22 +177,20 @@ class Crawler:
     ) -> None:
         self.metadata = metadata
         self.settings = settings = settings or CrawlerSettings()
-        self.scope = scope or Scope()
         self.clock = clock or SystemClock()
         self.sink = sink
         self.signals = signals.SignalManager()
         self.stats = CrawlStats()
         self.exchanges = exchanges
-        self.fetcher = Fetcher(settings, resolver, exchanges)
+        self.fetcher = Fetcher(settings, resolver, self._vouches_for, exchanges)
         self._url_of = functools.lru_cache(maxsize=1024)(metadata.url_of)  # crawl-log referrers
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
-        self._traps = TrapGuard(settings.max_url_length, settings.max_path_segments)
+        self._traps = TrapGuard.from_settings(settings)
         self._suffixes = SuffixDenyList(frozenset(settings.denied_suffixes))
-        # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
-        self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
-        self._scouted_per_host: dict[str, int] = {}
+        self.scope = scope if scope is not None else Scope(settings.scope)
+        self._budget = HostBudget(settings.host_page_budget)
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self._outbox: asyncio.Queue[_Outcome | None] = asyncio.Queue()
@@ -202,6 +203,20 @@ class Crawler:
         self._waiting_workers: set[asyncio.Task] = set()
         self._lane: LoaderLane | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def scope(self) -> Scope:
+        """What may be fetched; a new scope forgets the verdicts cached under the old one."""
+        return self._scope
+
+    @scope.setter
+    def scope(self, scope: Scope) -> None:
+        self._scope = scope
+        # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
+        self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
+
+    def _vouches_for(self, host: str, address: str) -> bool:
+        return self._scope.vouches_for(host, address)
 
     # ------------------------------------------------------------------ submission API
 
@@ -306,7 +321,7 @@ class Crawler:
             self._finished.clear()
         self._busy = 0
         self.stats = CrawlStats()
-        self._scouted_per_host.clear()  # the page budget is per run
+        self._budget.clear()  # the page budget is per run
         self._loop = asyncio.get_running_loop()
         if self.sink is not None:
             self._lane = LoaderLane(self.sink, self._loaded, self._check_idle)
@@ -405,7 +420,7 @@ class Crawler:
                 log.exception("crawler worker failed on %s", request.url)
                 self.frontier.finish(request)
                 outcome = self._failure(request, f"internal error: {error!r}", "internal")
-            if outcome is None:  # re-queued (robots.txt was fetched first, or a back-off)
+            if outcome is None:  # re-queued (robots.txt first, a back-off) or over budget
                 self._busy -= 1
                 self._check_idle()
             else:
@@ -451,6 +466,10 @@ class Crawler:
         if refusal is not None:
             self.frontier.finish(request, used_network=False)
             return self._failure(request, refusal, rules.error_kind or "robots", dead=rules.dead)
+        if request.level == Level.SCOUTING and not self._budget.spend(key):
+            self.frontier.finish(request, used_network=False)
+            self._reject_now(request.url, self._budget.reason, request.referrer)
+            return None
         back_off = None
         try:
             outcome, back_off = await self._get(request)
@@ -474,7 +493,7 @@ class Crawler:
                 lambda url: self.fetcher.get(
                     url, limit=self.settings.robots_max_bytes, truncate=True
                 ),
-                lambda url: self.scope.refusal(url) is None,
+                lambda url: self.scope.robots_refusal(url) is None,
                 time.monotonic,
             )
             self.stats.robots_fetches += 1
@@ -852,24 +871,20 @@ class Crawler:
             self._hand_to_loader(outcome, changed)
 
     def _scout(self, links: Iterable[str], parent: Request) -> None:
-        """Queue a page's unseen links at level 3, within the per-host page budget.
+        """Queue a page's unseen links at level 3, unless their host's page budget is spent.
 
         A link its host's robots.txt (already known) disallows is recorded at once, without
         a trip through the queue and a worker.
         """
-        budget = self.settings.host_page_budget
         now = time.monotonic()
         for link in links:
             if not self.seen.add(link):
                 continue
             key = host_key(link)
-            scouted = self._scouted_per_host.get(key, 0)
-            if scouted >= budget:
-                reason = f"spider trap: host page budget of {budget} pages spent"
-                self.stats.count_rejected(reason)
-                self.metadata.reject(link, reason, parent.url_id)
+            if self._budget.spent(key):
+                self.stats.count_rejected(self._budget.reason)
+                self.metadata.reject(link, self._budget.reason, parent.url_id)
                 continue
-            self._scouted_per_host[key] = scouted + 1
             request = Request(
                 link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key
             )
@@ -922,10 +937,20 @@ class Crawler:
             self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
             outcome.body = None  # the lane owns it now
 
-    def _loaded(self, result: LoadResult, request: Request) -> None:
-        """A document the loader stored: queue its links (the loader found them, §3)."""
+    def _loaded(self, result: LoadResult, request: Request | None) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3).
+
+        A dependency's result carries the documents that waited on it (``retried``): their
+        links are followed too, from the depth of the request that brought the dependency,
+        or from a seed's depth when the dependency could not be had (``request`` None).
+        """
+        for retried in result.retried:
+            self._loaded(retried, request and replace(request, url_id=retried.url_id))
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
+        if request is None:  # the document itself, loaded when its dependency failed
+            url = self.metadata.url_of(result.url_id)
+            request = Request(url, Level.SCOUTING, url_id=result.url_id)
         if request.depth >= self.settings.max_scout_depth:
             return
         links = self.metadata.urls_of(self.metadata.children(result.url_id).tolist())

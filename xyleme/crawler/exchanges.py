@@ -33,11 +33,13 @@ NO_RESPONSE_CODES = {
     "timeout": -4,
     "internal": -5,
     "metadata": -5,
+    "scope": -5000,
     "too_large": -5003,
 }
 """Status codes of fetches without an HTTP status, after Heritrix's: -1 DNS failure,
--2 connection failed, -3 connection broken, -4 timeout, -5 internal error, -5003 over a
-size cap, -9998 refused by robots.txt (any ``robots…`` kind), -9999 other."""
+-2 connection failed, -3 connection broken, -4 timeout, -5 internal error, -5000 refused by
+the scope (an address the SSRF guard refuses), -5003 over a size cap, -9998 refused by
+robots.txt (any ``robots…`` kind), -9999 other."""
 ROBOTS_CODE, OTHER_CODE = -9998, -9999
 
 

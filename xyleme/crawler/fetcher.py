@@ -3,7 +3,9 @@
 One aiohttp ``ClientSession`` per crawler (aiohttp: "don't create a session per request"),
 opened by :meth:`Fetcher.open` and closed by :meth:`Fetcher.close`. Limits live in the
 connector (``limit``, ``limit_per_host``), timeouts in a ``ClientTimeout``, name resolution in
-an injectable resolver with a DNS cache. Redirects are *not* followed here: the crawler
+an injectable resolver with a DNS cache, wrapped by the SSRF guard
+(:mod:`xyleme.crawler.addresses`): a private address is reached only when the scope vouches
+for it. Redirects are *not* followed here: the crawler
 records each hop with its own URL-Id. Bodies are streamed under a byte cap, and gzip/deflate
 are decoded here (``auto_decompress=False``) under a cap on the decoded size, so neither a
 huge page nor a decompression bomb can exhaust memory (the paper's "huge files ... bigger
@@ -26,6 +28,13 @@ from urllib.parse import urlsplit
 import aiohttp
 from multidict import CIMultiDictProxy
 
+from xyleme.crawler.addresses import (
+    AddressRefused,
+    GuardedResolver,
+    Vouch,
+    literal_refusal,
+    vouch_for_nothing,
+)
 from xyleme.crawler.content import SNIFF_BYTES
 from xyleme.crawler.exchanges import exchange_of, peer_address
 from xyleme.crawler.settings import CrawlerSettings
@@ -74,7 +83,11 @@ def describe_error(error: BaseException) -> FetchError:
         return error
     if isinstance(error, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
         return FetchError("timeout", f"timeout: {error or type(error).__name__}")
+    if isinstance(error, AddressRefused):
+        return FetchError("scope", error.reason)
     if isinstance(error, aiohttp.ClientConnectorDNSError):
+        if isinstance(error.os_error, AddressRefused):
+            return FetchError("scope", error.os_error.reason)
         return FetchError("dns", f"DNS failure: {error.os_error}", dead=True)
     if isinstance(error, aiohttp.ClientSSLError | ssl.SSLError):
         return FetchError("tls", f"TLS error: {error}")
@@ -221,6 +234,10 @@ class _Spool:
 class Fetcher:
     """GET requests with the crawler's identity, limits, timeouts and caps.
 
+    ``vouch(host, address)`` says whether a loopback or private ``address`` may be connected
+    to for ``host`` (the scope's :meth:`~xyleme.crawler.scope.Scope.vouches_for`); by default
+    none may.
+
     >>> fetcher = Fetcher(CrawlerSettings())  # then: await fetcher.open() … await fetcher.close()
     """
 
@@ -228,10 +245,13 @@ class Fetcher:
         self,
         settings: CrawlerSettings,
         resolver: aiohttp.abc.AbstractResolver | None = None,
+        vouch: Vouch = vouch_for_nothing,
         exchanges: ExchangeSink | None = None,
     ) -> None:
         self.settings = settings
         self._resolver = resolver
+        self._vouch = vouch
+        self._guarded: GuardedResolver | None = None
         self.exchanges = exchanges if exchanges and exchanges.records_exchanges else None
         """Told of every HTTP exchange (the archive), after its response is done with."""
         self._bodies: dict[aiohttp.ClientResponse, Body] = {}  # read, for ``exchanges``
@@ -246,12 +266,13 @@ class Fetcher:
         settings = self.settings
         if self._resolver is None:
             self._resolver = aiohttp.DefaultResolver()
+        self._guarded = GuardedResolver(self._resolver, self._vouch)
         connector = aiohttp.TCPConnector(
             limit=settings.concurrency,
             limit_per_host=settings.per_host_concurrency,
             ttl_dns_cache=int(settings.dns_cache_seconds) or None,
             use_dns_cache=settings.dns_cache_seconds > 0,
-            resolver=self._resolver,
+            resolver=self._guarded,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -279,10 +300,15 @@ class Fetcher:
         """A GET (or ``method``: HEAD for a liveness probe) whose headers have arrived; read
         the body with :meth:`read_body`.
 
-        Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…).
+        Raises :class:`FetchError` for every failure (DNS, refused, timeout, TLS…), and one
+        of kind ``scope`` for an address the SSRF guard refuses.
         """
         if self._session is None:
             raise RuntimeError("Fetcher.open() was not awaited")
+        host = urlsplit(url).hostname or ""
+        refusal = literal_refusal(host, self._vouch)
+        if refusal is not None:
+            raise FetchError("scope", refusal)
         slot = await self._ip_slot(url)
         if slot is not None:
             await slot.acquire()
@@ -397,7 +423,9 @@ class Fetcher:
         if cached is None or cached[1] < now:
             port = parts.port or (443 if parts.scheme == "https" else 80)
             try:
-                found = await self._resolver.resolve(host, port)
+                found = await self._guarded.resolve(host, port)
+            except AddressRefused as error:
+                raise FetchError("scope", error.reason) from None
             except OSError as error:
                 raise FetchError("dns", f"DNS failure: {error}", dead=True) from None
             address = found[0]["host"] if found else host

@@ -49,8 +49,9 @@ class _Failure:
 class LoaderLane:
     """A queue of bodies (and failed dependencies) for the loader, served by one task.
 
-    ``on_loaded(result, context)`` runs on the event loop after each ``load``; ``on_done()``
-    after each item, so the crawler can tell when all work is over.
+    ``on_loaded(result, context)`` runs on the event loop after each ``load``, and for each
+    document a failed dependency let load (context None); ``on_done()`` after each item, so
+    the crawler can tell when all work is over.
     """
 
     def __init__(
@@ -168,7 +169,11 @@ class LoaderLane:
 
     async def _fail(self, item: _Failure) -> None:
         try:
-            await asyncio.to_thread(self.sink.dependency_failed, item.url_id, item.url, item.reason)
+            retried = await asyncio.to_thread(
+                self.sink.dependency_failed, item.url_id, item.url, item.reason
+            )
+            for result in retried or ():  # the waiting documents, loaded without it
+                self._on_loaded(result, None)
         except Exception:
             log.exception("the loader failed on %s", item.url)
         finally:

@@ -129,7 +129,7 @@ class CrawlerProbe:
         self.clock = clock or SystemClock()
         self.method = method
         self.record = record
-        self.fetcher = Fetcher(settings, resolver)
+        self.fetcher = Fetcher(settings, resolver, self._vouches_for)
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         """Only its host slots are used: the probe queues nothing."""
@@ -138,6 +138,9 @@ class CrawlerProbe:
         self._owns_fetcher = True
         self._freed: dict[str, asyncio.Condition] = {}
         self._robots_pending: dict[str, asyncio.Task[RobotsRules]] = {}
+
+    def _vouches_for(self, host: str, address: str) -> bool:
+        return self.scope.vouches_for(host, address)
 
     @classmethod
     def sharing(cls, crawler: Crawler, *, method: str = "head") -> CrawlerProbe:
@@ -314,7 +317,7 @@ class CrawlerProbe:
                 return self.fetcher.get(url, limit=self.settings.robots_max_bytes, truncate=True)
 
             rules = await self.robots.fetch(
-                key, get, lambda url: self.scope.refusal(url) is None, time.monotonic
+                key, get, lambda url: self.scope.robots_refusal(url) is None, time.monotonic
             )
         finally:
             await self._leave(key, None)

@@ -1,95 +1,219 @@
-"""What the crawler may fetch: the operator's scope and the spider-trap guards.
+"""What the crawler may fetch: the operator's scope, a list of rules.
 
 Each check answers with the *reason* a URL is refused (or None), because a refused URL is
-recorded with its reason (``Metadata.reject``), never dropped silently. Every check works on
-the URL's text alone: an out-of-scope URL is never fetched and never even resolved.
+recorded with its reason (``Metadata.reject``), never dropped silently. The checks work on
+the URL's text: an out-of-scope URL is never fetched and never even resolved. Where the
+connection goes is checked again when it is made (:mod:`xyleme.crawler.addresses`), against
+the hosts and networks the scope names. The rules themselves are :mod:`.scoperules`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from metadata import InvalidURL, canonicalize_url
+from xyleme.crawler.scoperules import DEFAULT_PORTS, Kind, Rule, URLParts, parse_rule
 
 
-def url_host(url: str) -> str:
-    """The lower-cased host of an absolute URL, without user info or port.
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A scope's verdict on a URL: admitted or not, the rule that decided (None when no rule
+    matched), and for a refused URL the refusal (what ``Metadata.reject`` records)."""
 
-    String slicing rather than ``urlsplit``: it runs for every link of every page.
+    admitted: bool
+    rule: Rule | None
+    refusal: str | None = None
 
-    >>> url_host("http://user@WWW.Example.com:8080/a?b"), url_host("http://[::1]:80/")
-    ('www.example.com', '[::1]')
-    """
-    start = url.find("//") + 2
-    end = len(url)
-    for stop in "/?#":
-        found = url.find(stop, start)
-        if 0 <= found < end:
-            end = found
-    netloc = url[start:end].rpartition("@")[2]
-    if netloc.startswith("["):
-        return netloc[: netloc.find("]") + 1].lower()
-    return netloc.partition(":")[0].lower()
-
-
-def _host_matches_domain(host: str, domain: str) -> bool:
-    return host == domain or host.endswith("." + domain)
+    @property
+    def reason(self) -> str:
+        """The verdict in words (built on demand: admitting is the hot path)."""
+        if self.refusal is not None:
+            return self.refusal
+        if self.rule is None:
+            return "admitted: no admitting rule, every http(s) URL is"
+        return f"admitted by {self.rule}"
 
 
-@dataclass(frozen=True)
+class _Index:
+    """Rules by host (origin, host), by domain and the patterns, with their positions, so a
+    verdict costs a few dict look-ups however many rules (a seed list may imply thousands)."""
+
+    def __init__(self, rules: list[tuple[int, Rule]]) -> None:
+        self.by_host: dict[str, list[tuple[int, Rule]]] = {}
+        self.by_domain: dict[str, list[tuple[int, Rule]]] = {}
+        self.patterns: list[tuple[int, Rule]] = []
+        for item in rules:
+            rule = item[1]
+            if rule.kind is Kind.DOMAIN:
+                self.by_domain.setdefault(rule.host, []).append(item)
+            elif rule.kind in (Kind.ORIGIN, Kind.HOST):
+                self.by_host.setdefault(rule.host, []).append(item)
+            else:
+                self.patterns.append(item)
+
+    def naming(self, host: str) -> list[tuple[int, Rule]]:
+        """The rules that name ``host``: exactly, or as a subdomain of theirs."""
+        found = list(self.by_host.get(host, ()))
+        if self.by_domain:
+            start = 0
+            while start >= 0:  # the host, then each parent domain: a.b.c, b.c, c
+                found.extend(self.by_domain.get(host[start:], ()))
+                start = host.find(".", start) + 1 or -1
+        return found
+
+    def first_match(self, parts: URLParts) -> Rule | None:
+        """The earliest rule (in the operator's order) that matches the URL."""
+        best: tuple[int, Rule] | None = None
+        for item in self.naming(parts.host) + self.patterns:
+            if (best is None or item[0] < best[0]) and item[1].matches(parts):
+                best = item
+        return None if best is None else best[1]
+
+
 class Scope:
-    """The part of the web the operator lets the crawler fetch.
+    """The part of the web the operator lets the crawler fetch: an ordered list of rules.
 
-    A URL is in scope when it matches one of ``hosts`` (exact host names), ``domains`` (a
-    domain and its subdomains) or ``prefixes`` (URL prefixes) — or when all three are empty —
-    and matches nothing in ``denied`` (domains or URL prefixes, those with a ``://``).
+    A URL is refused when a deny rule matches it (wherever the rule stands); otherwise it is
+    admitted by the first admitting rule that matches it, or refused when none does. With no
+    admitting rule at all (``Scope()``) every http(s) URL is admitted — but no private address
+    is named, so the SSRF guard still refuses loopback and private networks.
 
-    >>> scope = Scope(domains=frozenset({"simweb.test"}), denied=frozenset({"bad.simweb.test"}))
-    >>> scope.refusal("http://a.simweb.test/x") is None
+    The keywords are the older spelling: ``hosts`` are ``host:`` rules, ``domains``
+    ``domain:`` rules, ``prefixes`` origin URLs, ``denied`` domains or URL prefixes to refuse.
+
+    >>> scope = Scope(["http://127.0.0.1:8000/docs/", "domain:example.org", "deny:glob:*.pdf"])
+    >>> scope.refusal("http://127.0.0.1:8000/docs/a.html") is None
     True
-    >>> scope.refusal("http://bad.simweb.test/")
-    'out of scope: denied by bad.simweb.test'
-    >>> scope.refusal("http://example.com/")
-    'out of scope: host example.com is not allowed'
+    >>> scope.refusal("http://127.0.0.1:8001/docs/a.html")
+    'out of scope: http://127.0.0.1:8001 (the scope names 127.0.0.1 on other ports)'
+    >>> scope.decide("https://www.example.org/a.pdf").reason
+    'out of scope: denied by deny:glob:*.pdf'
     """
 
-    hosts: frozenset[str] = field(default_factory=frozenset)
-    domains: frozenset[str] = field(default_factory=frozenset)
-    prefixes: tuple[str, ...] = ()
-    denied: frozenset[str] = field(default_factory=frozenset)
+    __slots__ = ("_admit", "_deny", "_nets", "admits_anything", "rules")
+
+    def __init__(
+        self,
+        rules: Iterable[Rule | str] = (),
+        *,
+        hosts: Iterable[str] = (),
+        domains: Iterable[str] = (),
+        prefixes: Iterable[str] = (),
+        denied: Iterable[str] = (),
+    ) -> None:
+        written = [
+            *rules,
+            *(f"host:{host}" for host in sorted(hosts)),
+            *(f"domain:{domain}" for domain in sorted(domains)),
+            *prefixes,
+            *(f"deny:{d}" if "://" in d else f"deny:domain:{d}" for d in sorted(denied)),
+        ]
+        self.rules: tuple[Rule, ...] = tuple(
+            rule if isinstance(rule, Rule) else parse_rule(rule) for rule in written
+        )
+        numbered = list(enumerate(self.rules))
+        self._deny = _Index([item for item in numbered if item[1].deny])
+        self._admit = _Index(
+            [item for item in numbered if not item[1].deny and item[1].kind is not Kind.NET]
+        )
+        self._nets = [rule for rule in self.rules if rule.kind is Kind.NET]
+        index = self._admit
+        self.admits_anything = bool(index.by_host or index.by_domain or index.patterns)
+        """Whether some rule admits URLs (False: every http(s) URL is admitted)."""
+
+    @classmethod
+    def configured(cls, rules: Iterable[Rule | str], seeds: Iterable[str]) -> Scope:
+        """The scope of a repository: its configured rules, and when none of them admits
+        anything, one rule per seed (:func:`seed_rule`), so the seeds' sites are the scope."""
+        scope = cls(rules)
+        if scope.admits_anything:
+            return scope
+        implied = dict.fromkeys(rule for seed in seeds if (rule := seed_rule(seed)) is not None)
+        return cls([*scope.rules, *implied])
+
+    def __repr__(self) -> str:
+        return f"Scope({[str(rule) for rule in self.rules]!r})"
+
+    def decide(self, url: str) -> Decision:
+        """Whether the canonical ``url`` is in scope, and which rule says so."""
+        try:
+            parts = URLParts.of(url)
+        except ValueError:
+            return Decision(False, None, "out of scope: not an http(s) URL with a host")
+        denied = self._deny.first_match(parts)
+        if denied is not None:
+            return Decision(False, denied, f"out of scope: denied by {denied}")
+        if not self.admits_anything:
+            return Decision(True, None)
+        rule = self._admit.first_match(parts)
+        if rule is not None:
+            return Decision(True, rule)
+        return Decision(False, None, self._missed(parts))
+
+    def _missed(self, parts: URLParts) -> str:
+        """Why no rule admits a URL: its host, its port (or scheme), or its path."""
+        naming = [rule for _, rule in self._admit.naming(parts.host)]
+        if not naming:
+            return f"out of scope: host {parts.host} is not in the scope"
+        if any(rule.kind is Kind.ORIGIN and rule.port == parts.port for rule in naming):
+            return f"out of scope: path {parts.path} is outside the prefixes of {parts.origin}"
+        return f"out of scope: {parts.origin} (the scope names {parts.host} on other ports)"
 
     def refusal(self, url: str) -> str | None:
         """Why the canonical ``url`` is out of scope, or None when it may be fetched."""
-        host = url_host(url)
-        for rule in self.denied:
-            if ("://" in rule and url.startswith(rule)) or (
-                "://" not in rule and _host_matches_domain(host, rule)
-            ):
-                return f"out of scope: denied by {rule}"
-        if not (self.hosts or self.domains or self.prefixes):
+        return self.decide(url).refusal
+
+    def refused_seeds(self, seeds: Iterable[str]) -> list[tuple[str, str]]:
+        """The seeds this scope refuses, with the reason (invalid URLs are left to whoever
+        records them: they are not the scope's to judge)."""
+        refused = []
+        for seed in seeds:
+            try:
+                refusal = self.refusal(canonicalize_url(seed))
+            except InvalidURL:
+                continue
+            if refusal is not None:
+                refused.append((seed, refusal))
+        return refused
+
+    def robots_refusal(self, url: str) -> str | None:
+        """Why a robots.txt redirect target may not be read: one on an origin the scope names
+        is fine whatever its path (a path prefix does not keep a site's robots.txt out)."""
+        refusal = self.refusal(url)
+        if refusal is None:
             return None
-        if host in self.hosts or any(_host_matches_domain(host, d) for d in self.domains):
-            return None
-        if any(url.startswith(prefix) for prefix in self.prefixes):
-            return None
-        return f"out of scope: host {host} is not allowed"
+        try:
+            parts = URLParts.of(url)
+        except ValueError:
+            return refusal
+        for _, rule in self._admit.by_host.get(parts.host, ()):
+            if rule.kind is Kind.ORIGIN and (rule.scheme, rule.port) == (parts.scheme, parts.port):
+                denied = self._deny.first_match(parts)
+                return None if denied is None else f"out of scope: denied by {denied}"
+        return refusal
+
+    def vouches_for(self, host: str, address: str) -> bool:
+        """Whether the scope names ``host`` (or ``address``) explicitly enough for the crawler
+        to connect to the private ``address`` it resolved to (:meth:`Rule.vouches_for`)."""
+        host = host.lower().rstrip(".").strip("[]")
+        candidates = [rule for _, rule in self._admit.naming(host)]
+        if address != host:
+            candidates += [rule for _, rule in self._admit.by_host.get(address, ())]
+        return any(rule.vouches_for(host, address) for rule in [*candidates, *self._nets])
 
 
-@dataclass(frozen=True)
-class TrapGuard:
-    """Spider-trap guards on a URL's shape (its length and path depth).
+def seed_rule(seed: str) -> Rule | None:
+    """The rule a seed implies when no rule is configured: its host (http and https, default
+    ports) for a seed on a default port, else its origin. None for an invalid URL.
 
-    >>> TrapGuard(max_url_length=30, max_path_segments=3).refusal("http://a.example/a/a/a/a")
-    'spider trap: 4 path segments (max 3)'
+    >>> str(seed_rule("http://www.example.org/start")), str(seed_rule("http://127.0.0.1:8000/d/"))
+    ('host:www.example.org', 'http://127.0.0.1:8000/')
     """
-
-    max_url_length: int
-    max_path_segments: int
-
-    def refusal(self, url: str) -> str | None:
-        """Why ``url`` looks like a trap, or None."""
-        if len(url) > self.max_url_length:
-            return f"spider trap: URL of {len(url)} characters (max {self.max_url_length})"
-        segments = urlsplit(url).path.count("/")
-        if segments > self.max_path_segments:
-            return f"spider trap: {segments} path segments (max {self.max_path_segments})"
+    try:
+        parts = URLParts.of(canonicalize_url(seed))
+    except (InvalidURL, ValueError):
         return None
+    if DEFAULT_PORTS[parts.scheme] == parts.port:
+        return parse_rule(f"host:{parts.host}", "seed")
+    return parse_rule(parts.origin + "/", "seed")

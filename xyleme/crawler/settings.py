@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
 from metadata.settings import SETTINGS
 from xyleme.crawler.denylist import DEFAULT_DENIED_SUFFIXES, normalize_suffixes
+from xyleme.crawler.scoperules import parse_rule
 
 DEFAULT_USER_AGENT = "xyleme-xyro/0.1 (+https://github.com/xyleme/xyleme/blob/main/docs/crawler.md)"
 
@@ -24,14 +25,30 @@ GIB = 1 << 30
 DAY_S = 86_400.0
 
 
+def _readable_rule(text: str) -> str:
+    parse_rule(text)  # a ScopeError (a ValueError) names the rule and the accepted forms
+    return text
+
+
+ScopeRule = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_readable_rule)]
+"""One scope rule as written (:func:`xyleme.crawler.scoperules.parse_rule` must read it)."""
+ScopeRules = Annotated[tuple[ScopeRule, ...], Field(max_length=100_000)]
+
+
 @dataclass(frozen=True, slots=True, config=SETTINGS)
 class CrawlerSettings:
     """The crawler's knobs. Every field is validated when the object is built.
 
     >>> CrawlerSettings(concurrency=16).per_host_concurrency
     1
+    >>> CrawlerSettings(scope=("http://127.0.0.1:8000/docs/", "deny:glob:*.pdf")).scope[1]
+    'deny:glob:*.pdf'
     """
 
+    scope: ScopeRules = ()
+    """Scope rules, in order: origin URLs (``http://127.0.0.1:8000/docs/``), ``host:NAME``,
+    ``domain:NAME`` (or ``*.NAME``), ``glob:``/``regex:`` patterns, ``net:CIDR``, each
+    optionally after ``deny:`` (docs/crawler.md, "Scope"). Empty: the seeds' sites."""
     user_agent: Annotated[str, Field(min_length=1, max_length=512)] = DEFAULT_USER_AGENT
     """Sent on every request; carries a contact URL, as robot etiquette asks."""
     robots_agent: Annotated[str, Field(min_length=1, max_length=64)] = "xyleme"
@@ -90,11 +107,19 @@ class CrawlerSettings:
     max_scout_depth: Annotated[int, Field(ge=0, le=1000)] = 8
     """Link hops from a seed that the crawler's own scouting (level 3) follows."""
     host_page_budget: Annotated[int, Field(ge=0, le=1_000_000_000)] = 100_000
-    """Pages scouted per host in one run: a spider-trap guard."""
+    """Pages read per host by scouting in one run (links found do not count): a trap guard."""
     max_url_length: Annotated[int, Field(ge=16, le=65_536)] = 1024
     """Longer URLs are refused as likely traps (session ids, calendars)."""
     max_path_segments: Annotated[int, Field(ge=1, le=1024)] = 24
     """URLs with more path segments are refused as likely traps (``/a/a/a/…``)."""
+    max_repeated_segments: Annotated[int, Field(ge=1, le=1000)] = 2
+    """A path segment or query parameter name may occur this many times; more is a trap."""
+    max_query_params: Annotated[int, Field(ge=1, le=10_000)] = 16
+    """URLs with more query parameters are refused as likely traps (ever-growing queries)."""
+    first_calendar_year: Annotated[int, Field(ge=0, le=9999)] = 1970
+    """A date in a URL (``/1712/05/``, ``?d=1712-05-01``) before this year is a calendar trap."""
+    calendar_years_ahead: Annotated[int, Field(ge=0, le=9999)] = 2
+    """A date in a URL more than this many years after the current one is a calendar trap."""
     expected_urls: Annotated[int, Field(ge=1, le=1 << 27)] = 1 << 20
     """Size the seen-URL table for this many URLs at first (it grows by doubling)."""
     id_cache_size: Annotated[int, Field(ge=0, le=10_000_000)] = 200_000
