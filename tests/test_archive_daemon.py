@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from metadata import Metadata
@@ -12,10 +13,11 @@ from metadata.clock import ManualClock
 from tests.daemon_fixtures import make_repository
 from xyleme.archive.crawllog import LOG_NAME, parse_line
 from xyleme.archive.records import warc_date
+from xyleme.cli import cli
 from xyleme.commands import RepositoryTarget
 from xyleme.config import config_from_mapping
 from xyleme.daemon import Daemon
-from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
+from xyleme.simweb import DOMAIN, SimWebProcess, SimWebServer, SimWebSettings
 
 FAST = {"daemon": {"scope": [DOMAIN]}, "crawler": {"min_delay": 0.0, "max_crawl_delay": 0.0}}
 
@@ -62,3 +64,21 @@ async def test_every_logged_response_is_in_the_warc_files_with_its_md5(tmp_path)
             assert date == warc_date(clock.now())
             if row["md5"] is not None:
                 assert md5 == row["md5"]
+
+
+def test_xyleme_crawl_archives_unless_switched_off(tmp_path):
+    settings = SimWebSettings(hosts=1, pages=30, seed=5).without_faults()
+    with SimWebProcess(settings, frozen=True) as web:
+        for enabled in (True, False):
+            repo = make_repository(tmp_path / f"repo-{enabled}")
+            if not enabled:
+                (repo / "xyleme.toml").write_text("[archive]\nenabled = false\ncrawl_log = false\n")
+            arguments = ["--repo", str(repo), "crawl", web.seed_urls[0], "--domain", DOMAIN]
+            arguments += ["--delay", "0", "--simweb-port", str(web.port), "--max-pages", "10"]
+            result = CliRunner().invoke(cli, arguments)
+            assert result.exit_code == 0, result.output
+            archived = sorted(path.name for path in (repo / "archive").glob("*"))
+            if enabled:
+                assert LOG_NAME in archived and any(n.endswith(".warc.gz") for n in archived)
+            else:
+                assert archived == []
