@@ -118,8 +118,18 @@ def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | No
 
 
 async def soak(
-    seconds: float, pages: int, speed: float, repository: Path, *, archive: bool = True
+    seconds: float,
+    pages: int,
+    speed: float,
+    repository: Path | None = None,
+    *,
+    archive: bool = True,
 ) -> dict:
+    """The figures of one soak (in a temporary repository unless ``repository`` is given:
+    bench_loader runs it that way)."""
+    if repository is None:
+        with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
+            return await soak(seconds, pages, speed, Path(scratch) / "repo", archive=archive)
     CliRunner().invoke(cli, ["init", str(repository)], catch_exceptions=False)
     settings = web_settings(pages)
     plan = DemoPlan(
