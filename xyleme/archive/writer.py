@@ -1,49 +1,42 @@
-"""The archive: WARC records and crawl-log lines written by one thread, off the event loop.
+"""The archive: WARC records and crawl-log lines written by a process of their own.
 
 :class:`Archive` is the crawler's :class:`~xyleme.archive.exchange.ExchangeSink`. Its two
 coroutines put an item on a queue and return; a bounded number of items may wait
-(``queue_records``): past it they wait for the writer thread to take one (back-pressure, so
-a slow disk slows the crawl instead of filling the memory). The thread writes each item,
-and after each batch flushes the WARC file and the crawl log and commits the revisit index,
-so a killed daemon leaves whole records and lines. :meth:`Archive.close` drains the queue
-and closes the files under their final names.
+(``queue_records``): past it they wait for the writer to take one (back-pressure, so a slow
+disk slows the crawl instead of filling the memory). A feeder thread pickles the items to
+the writer process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it
+must not share the event loop's interpreter), which flushes after each batch and says how
+many items it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
+the queue and waits for the writer to close its files under their final names. A writer
+that dies costs the records, never the crawl: its places are freed, later items dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import logging
+import os
+import pickle
 import queue
+import subprocess
+import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xyleme.archive.crawllog import RotatingLog, format_line
+from xyleme.archive.child import FRAME
 from xyleme.archive.exchange import Exchange, Fetch
-from xyleme.archive.index import RevisitIndex, Stored
-from xyleme.archive.records import (
-    payload_of,
-    request_record,
-    response_record,
-    revisit_record,
-    warc_date,
-)
 from xyleme.archive.settings import ArchiveSettings
-from xyleme.archive.warcfiles import WarcFiles, recover
+from xyleme.archive.warcfiles import recover
 
 if TYPE_CHECKING:
     from metadata.clock import Clock
 
 log = logging.getLogger(__name__)
-
-_BATCH = 64  # items written between two flushes (and index commits)
-_STOP = object()
-
-
-def record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+_STOP = None
 
 
 class Archive:
@@ -67,9 +60,11 @@ class Archive:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._room: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self.failures = 0
-        """items the writer could not write (each logged)"""
+        self._child: subprocess.Popen | None = None
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._outstanding = 0  # items given to the writer and not yet acknowledged
+        self._dead = False
 
     @property
     def records_exchanges(self) -> bool:
@@ -82,17 +77,37 @@ class Archive:
         return self.settings.enabled or self.settings.crawl_log
 
     def open(self) -> None:
-        """Recover files a crash left open and start the writer thread."""
-        if self._thread is not None or not self.active:
+        """Recover files a crash left open and start the writer process and its threads."""
+        if self._child is not None or not self.active:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         recover(self.folder)
-        self._thread = threading.Thread(target=self._run, name="xyleme-archive", daemon=True)
-        self._thread.start()
+        settings = json.dumps(dataclasses.asdict(self.settings))
+        self._child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "xyleme.archive.child",
+                str(self.folder),
+                settings,
+                json.dumps(self.info),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=self.folder,  # never the caller's folder: its modules must not shadow ours
+            env=_child_environment(),
+        )
+        self._dead = False
+        self._threads = [
+            threading.Thread(target=self._feed, name="xyleme-archive-feed", daemon=True),
+            threading.Thread(target=self._acknowledged, name="xyleme-archive-acks", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
     async def exchange(self, exchange: Exchange) -> None:
         """Queue one HTTP exchange for the WARC files (its body file is ours to remove)."""
-        if not self.settings.enabled or self._thread is None:
+        if not self.settings.enabled or self._child is None or self._dead:
             _discard(exchange)
             return
         exchange.at = self.clock.now()
@@ -100,7 +115,7 @@ class Archive:
 
     async def fetched(self, fetch: Fetch) -> None:
         """Queue one crawl-log line."""
-        if self.settings.crawl_log and self._thread is not None:
+        if self.settings.crawl_log and self._child is not None and not self._dead:
             await self._put(fetch)
 
     async def _put(self, item: Exchange | Fetch) -> None:
@@ -109,7 +124,9 @@ class Archive:
             self._loop = loop
             self._room = asyncio.Semaphore(self.settings.queue_records)
         await self._room.acquire()
-        self._queue.put((item, self._room, loop))
+        with self._lock:
+            self._outstanding += 1
+        self._queue.put(item)
 
     async def close(self) -> None:
         """Write what is queued, close the files (without blocking the event loop)."""
@@ -117,125 +134,83 @@ class Archive:
 
     def close_now(self) -> None:
         """:meth:`close` from synchronous code (the daemon's last step)."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._queue.put(_STOP)
+        child, self._child = self._child, None
+        if child is None:
+            return
+        self._queue.put(_STOP)
+        for thread in self._threads:
             thread.join()
+        child.wait()
 
-    # ------------------------------------------------------------------ the writer thread
+    # ------------------------------------------------------------------ the threads
 
-    def _run(self) -> None:
-        """The writer thread: batches of items written, then flushed and committed. A failure
-        is logged and counted, never fatal: the fetchers must never wait on a dead thread."""
-        settings = self.settings
-        try:
-            warcs = WarcFiles(self.folder, settings.max_file_bytes, settings.gzip_level, self.info)
-            crawl_log = (
-                RotatingLog(self.folder, settings.crawl_log_max_bytes, settings.crawl_log_backups)
-                if settings.crawl_log
-                else None
-            )
-            index = RevisitIndex(self.folder) if settings.enabled else None
-        except Exception:
-            log.exception("archive: cannot open %s: nothing will be archived", self.folder)
-            warcs = crawl_log = index = None
-        stopping = False
-        while not stopping:
-            batch = [self._queue.get()]
-            while len(batch) < _BATCH:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            items = [item for item in batch if item is not _STOP]
-            stopping = len(items) < len(batch)
+    def _feed(self) -> None:
+        """Pickle queued items to the writer; a stop (or a dead writer) closes its input."""
+        child = self._child
+        pipe = child.stdin
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            if self._dead:
+                _discard(item)
+                continue
+            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
             try:
-                if warcs is not None:
-                    for item, *_ in items:
-                        self._write(item, warcs, crawl_log, index)
-                    self._flush(warcs, crawl_log, index, closing=stopping)
-            except Exception:
-                self.failures += 1
-                log.exception("archive: could not flush %s", self.folder)
-            finally:
-                for item, room, loop in items:
-                    if isinstance(item, Exchange):
-                        _discard(item)
-                    _release(room, loop)
+                pipe.write(FRAME.pack(len(data)) + data)
+                pipe.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                _discard(item)
+                self._writer_died(child)
+        with contextlib.suppress(OSError, ValueError):
+            pipe.write(FRAME.pack(0))
+            pipe.close()
 
-    @staticmethod
-    def _flush(
-        warcs: WarcFiles,
-        crawl_log: RotatingLog | None,
-        index: RevisitIndex | None,
-        *,
-        closing: bool,
-    ) -> None:
-        """Files flushed, then the index committed (it never names a record not on disk)."""
-        warcs.flush()
-        if crawl_log is not None:
-            crawl_log.flush()
-        if index is not None:
-            index.commit()
-        if closing:
-            warcs.close()
-            if crawl_log is not None:
-                crawl_log.close()
-            if index is not None:
-                index.close()
+    def _acknowledged(self) -> None:
+        """Free the queue places of the items the writer says it wrote."""
+        child = self._child
+        for line in child.stdout:
+            count = int(line)
+            with self._lock:
+                self._outstanding -= count
+            self._release(count)
+        if child.wait() != 0 or self._outstanding:
+            self._writer_died(child)
 
-    def _write(
-        self,
-        item: Exchange | Fetch,
-        warcs: WarcFiles,
-        crawl_log: RotatingLog | None,
-        index: RevisitIndex | None,
-    ) -> None:
-        try:
-            if isinstance(item, Fetch):
-                crawl_log.write(format_line(item))
-            else:
-                self._archive(item, warcs, index)
-        except Exception:
-            self.failures += 1
-            log.exception("archive: could not write %s", getattr(item, "url", item))
-
-    def _archive(self, exchange: Exchange, warcs: WarcFiles, index: RevisitIndex) -> None:
-        """Write a response (or a revisit) record, then the request record that led to it."""
-        builder = warcs.builder
-        main_id = record_id()
-        stored = index.get(exchange.url)
-        original = None if stored is None else (stored.record_id, stored.date, stored.digest)
-        unchanged = (
-            exchange.status != 304
-            and stored is not None
-            and exchange.md5 is not None
-            and exchange.md5 == stored.md5
+    def _writer_died(self, child: subprocess.Popen) -> None:
+        """Free every place the dead writer held; later items are dropped."""
+        if self._dead:
+            return
+        self._dead = True
+        log.error(
+            "archive: the writer process stopped (exit %s): nothing more is archived", child.poll()
         )
-        if exchange.status == 304 or unchanged:
-            warcs.write(revisit_record(builder, exchange, main_id, original))
-        else:
-            with payload_of(exchange) as stream:
-                record = response_record(builder, exchange, stream, main_id)
-                warcs.write(record)
-            digest = record.rec_headers.get_header("WARC-Payload-Digest")
-            if (
-                exchange.md5 is not None
-                and exchange.body is not None
-                and 200 <= exchange.status < 300
-            ):
-                index.put(
-                    exchange.url, Stored(exchange.md5, main_id, warc_date(exchange.at), digest)
-                )
-        warcs.write(request_record(builder, exchange, main_id))
+        with self._lock:
+            count, self._outstanding = self._outstanding, 0
+        self._release(count)
+
+    def _release(self, count: int) -> None:
+        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none)."""
+        room, loop = self._room, self._loop
+        if room is None or loop is None or count <= 0:
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_release_many, room, count)
 
 
-def _release(room: asyncio.Semaphore, loop: asyncio.AbstractEventLoop) -> None:
-    """Give a queue place back, on the loop's thread (a closed loop needs none)."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(room.release)
+def _child_environment() -> dict[str, str]:
+    """The environment of the writer: this process's, with the folder this ``xyleme`` was
+    imported from first on the path (a script may have put it on ``sys.path`` only)."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 
 
-def _discard(exchange: Exchange) -> None:
-    if isinstance(exchange.body, Path):
-        exchange.body.unlink(missing_ok=True)
+def _release_many(room: asyncio.Semaphore, count: int) -> None:
+    for _ in range(count):
+        room.release()
+
+
+def _discard(item: Exchange | Fetch) -> None:
+    if isinstance(item, Exchange) and isinstance(item.body, Path):
+        item.body.unlink(missing_ok=True)
