@@ -4,7 +4,7 @@ A revisit record must name the response it repeats (WARC-Refers-To, its date and
 digest), and that response must be in *this* archive (it may have been switched off when
 the metadata last saw the page), so the archive keeps its own small table, a private file
 next to its WARC files (like the crawler's seen-URL table next to metadata.db), read and
-written by the archive's writer thread only. It is committed after the WARC files are
+written by the archive's writer process only. It is committed after the WARC files are
 flushed: after a crash it may miss the last records (the next fetch then writes a full
 response again), never name a record that is not on disk.
 """

@@ -28,7 +28,7 @@ class ArchiveSettings:
     max_file_bytes: Annotated[int, Field(ge=MIB, le=1 << 40)] = 1024 * MIB
     """a WARC file past this size is closed and the next record starts a new one"""
     queue_records: Annotated[int, Field(ge=1, le=100_000)] = 256
-    """exchanges waiting for the writer thread; a full queue makes the fetchers wait"""
+    """exchanges and log lines waiting for the writer process; past it the fetchers wait"""
     gzip_level: Annotated[int, Field(ge=1, le=9)] = 6
     """gzip compression level of the WARC records (1 fastest, 9 smallest)"""
     crawl_log_max_bytes: Annotated[int, Field(ge=64 * 1024, le=1 << 40)] = 100 * MIB

@@ -97,7 +97,7 @@ def recover(folder: Path) -> list[Path]:
 class WarcFiles:
     """Writes warcio records to ``folder``, starting a new file past ``max_bytes``.
 
-    Used by one thread (the archive's writer). ``info`` goes in each file's warcinfo record.
+    Used by the archive's writer process. ``info`` goes in each file's warcinfo record.
     """
 
     def __init__(
