@@ -15,6 +15,7 @@ import logging
 import os
 import pickle
 import select
+import signal
 import struct
 import sys
 from pathlib import Path
@@ -90,6 +91,10 @@ def main(folder: Path, settings: ArchiveSettings, info: dict[str, str]) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C or a SIGTERM to the whole group is the daemon's to handle: it stops cleanly
+    # and then closes our input, the one way we stop (after writing what was queued).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
