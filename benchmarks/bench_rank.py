@@ -2,24 +2,32 @@
 
 Generates a web-like graph (host-clustered ids, power-law in-degree, about 10 links per
 page, 15 % dangling pages), then, in one run, measures for each solver the graph-building
-time, the solve time and the sweeps needed to reach an ℓ₁ error of 1e-8 against a reference
-solution, and the peak anonymous resident set (RssAnon, sampled; memory-mapped file pages
-are the disk's and are not counted):
+time, the solve time and the sweeps needed to reach a proven ℓ₁ error bound of 1e-8 (the
+importance by c/(1 − c)·‖Δ‖₁, the interest by :mod:`ranking.inverse_bound`), the true error
+against a reference solution (the same iterations in RAM continued to a bound of 1e-11),
+and the peak anonymous resident set (RssAnon, sampled; memory-mapped file pages are the
+disk's and are not counted):
 
 * xyleme: the sliced graph built under ``--memory``, the direct vector alone, and the
   direct and inverse vectors together in one combined scan; Gauss-Seidel vs block-Jacobi
   inside the slices;
-* scipy: power iteration over a CSR matrix in RAM (``ranking.PowerIterationPageRank``);
+* scipy: what xyleme does, by power iteration over CSR matrices in RAM: the importance
+  (``ranking.PowerIterationPageRank``), then the interest by eq. 6–7 with the weights of its
+  bound (``ranking.power.PowerIterationInterest``), each to the same bound of 1e-8;
 * igraph: PRPACK (up to 5M pages), networkx (at 100k pages only).
 
-``--quick`` runs 1M pages with ``--memory 32MB`` in under a minute; the default is 20M pages
-/ 200M links at 256MB. ``--table1`` reproduces the paper's Table 1 (time per sweep at 20M
-and 40M pages, two budgets, direct, inverse and combined). The last printed line is JSON.
+``--quick`` runs 300k pages with ``--memory 8MB`` in under a minute (``--pages 1000000
+--memory 32MB`` is the 1M-page run of docs/ranking.md), ``--smoke`` 3,000 pages
+at 1MB in a few seconds (igraph, a ``[bench]`` extra, is used when installed: its figures are
+null otherwise); the default is 20M pages / 200M links at 256MB. ``--table1`` reproduces the
+paper's Table 1 (time per sweep at 20M and 40M pages, two budgets, direct, inverse and
+combined). The last printed line is JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import subprocess
@@ -35,6 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from ranking import (
+    BoundElseChange,
     DirectPageRank,
     L1Bound,
     MaxSweeps,
@@ -43,6 +52,7 @@ from ranking import (
     importance_and_interest,
 )
 from ranking.memory import anon_rss_bytes, parse_size
+from ranking.power import PowerIterationInterest
 
 MB = 1 << 20
 TOL = 1e-8
@@ -163,6 +173,8 @@ def work_xyleme(work: Path, n: int, memory: str, jacobi: bool) -> dict:
             importance_and_interest, graph, is_xml, tol=TOL, max_sweeps=MAX_SWEEPS
         )
         figures["inverse_sweeps"] = inter.sweeps
+        figures["inverse_figure"] = f"{inter.figure_name} {inter.figure:.2e}"
+        figures["inverse_bound"] = inter.figure if inter.figure_name == "l1_error_bound" else None
         np.save(work / "xyleme-inverse.npy", inter.values)
         figures["both_sweeps"] = max(imp.sweeps, inter.sweeps)
     figures["peak_anon_mb"] = peak.peak / MB
@@ -170,42 +182,49 @@ def work_xyleme(work: Path, n: int, memory: str, jacobi: bool) -> dict:
 
 
 def work_scipy(work: Path, n: int) -> dict:
-    """CSR power iteration in RAM to the 1e-8 bound, then on to 1e-11 for the reference."""
+    """What xyleme does, by CSR power iteration in RAM: the importance to the 1e-8 bound, then
+    the interest (eq. 6–7 with the weights of its bound) to the 1e-8 bound; then each goes on
+    to a bound of 1e-11 for the references."""
+    warm = np.array([0, 1]), np.array([1, 0])
+    PowerIterationInterest(*warm, np.array([1.0, 0.0])).run(MaxSweeps(2))  # compile first
     figures: dict = {"baseline_anon_mb": anon_rss_bytes()[0] / MB}
     with AnonPeak() as peak:
         src, dst = _edges(work, mmap=False)
         power, figures["build_s"], figures["build_cpu_s"] = _timed(
             PowerIterationPageRank, src, dst, n
         )
-        del src, dst
         result, figures["solve_s"], figures["solve_cpu_s"] = _timed(
             power.run, L1Bound(TOL) | MaxSweeps(MAX_SWEEPS)
         )
         figures["iterations"] = result.sweeps
+        inverse, figures["inverse_build_s"], _ = _timed(
+            PowerIterationInterest, src, dst, _is_xml(n), 0.85
+        )
+        del src, dst
+        inverse_result, inverse_s, inverse_cpu_s = _timed(
+            inverse.run, BoundElseChange(TOL) | MaxSweeps(10 * MAX_SWEEPS)
+        )
+        figures["inverse_iterations"] = inverse_result.sweeps
+        figures["inverse_figure"] = f"{inverse_result.figure_name} {inverse_result.figure:.2e}"
+        figures["both_s"] = figures["solve_s"] + inverse_s
+        figures["both_cpu_s"] = figures["solve_cpu_s"] + inverse_cpu_s
     figures["peak_anon_mb"] = peak.peak / MB
     np.save(work / "scipy.npy", result.values)
+    np.save(work / "scipy-inverse.npy", inverse_result.values)
+    np.save(work / "reference-inverse.npy", inverse_result.values)
     while power.norm_delta() > 1e-11:
         power.step()
     np.save(work / "reference.npy", power.vector())
-    figures["inverse_reference_iterations"] = inverse_reference(work, power.matrix.T, n)
+    # on to 1e-11, or to where rounding stops the bound falling (about 2e-10 at 200k pages)
+    best, best_at = inverse.norm_delta(), inverse.sweeps
+    while best > 1e-11 and inverse.sweeps < best_at + 100:
+        inverse.step()
+        if inverse.norm_delta() < best:
+            best, best_at = inverse.norm_delta(), inverse.sweeps
+            np.save(work / "reference-inverse.npy", inverse.vector())
+    figures["inverse_reference_iterations"] = best_at
+    figures["inverse_reference_bound"] = best
     return figures
-
-
-def inverse_reference(work: Path, children: object, n: int) -> int:
-    """The interest by eq. 6–7 literally (power method on c·Mᵗ + (1 − c)·E'·1ᵀ; children[i, j]
-    = 1/OutDeg(i) for i → j), to a relative change of 1e-13: an ℓ₁ error of about 3e-12 at
-    its rate c·r ≈ 0.963. The damping is folded into a CSR copy of the matrix (the product
-    with the transposed, CSC matrix and the extra temporaries took a fifth more time)."""
-    damped = (0.85 * children).tocsr()
-    base = _is_xml(n) * (0.15 / _is_xml(n).sum())
-    x, change, iterations = base / base.sum(), 1.0, 0
-    while change > 1e-13 and iterations < 20 * MAX_SWEEPS:
-        y = damped @ x
-        y += base
-        y /= y.sum()
-        change, x, iterations = float(np.abs(y - x).sum()), y, iterations + 1
-    np.save(work / "reference-inverse.npy", x)
-    return iterations
 
 
 def work_igraph(work: Path, n: int) -> dict:
@@ -305,6 +324,15 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
+def _installed(module: str) -> bool:
+    """Whether an optional peer (a ``[bench]`` extra) can be imported here."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def l1_error(work: Path, name: str, reference: str = "reference") -> float | None:
     path = work / f"{name}.npy"
     if not path.exists():
@@ -344,7 +372,8 @@ def table1(args: argparse.Namespace, base: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1M pages, --memory 32MB, < 60 s")
+    parser.add_argument("--quick", action="store_true", help="300k pages, --memory 8MB, < 60 s")
+    parser.add_argument("--smoke", action="store_true", help="3,000 pages, 1MB: a few seconds")
     parser.add_argument("--pages", type=int, default=20_000_000)
     parser.add_argument("--memory", default=None, help="xyleme's budget (default 256MB)")
     parser.add_argument(
@@ -358,7 +387,9 @@ def main() -> None:
         print(json.dumps(WORKERS[args.worker](args, args.work)))
         return
     if args.quick:
-        args.pages, args.memory = 1_000_000, args.memory or "32MB"
+        args.pages, args.memory = 300_000, args.memory or "8MB"
+    if args.smoke:
+        args.pages, args.memory = 3_000, args.memory or "1MB"
     args.memory = args.memory or "256MB"
     with tempfile.TemporaryDirectory(prefix="bench_rank-") as tmp:
         base = Path(tmp)
@@ -369,9 +400,9 @@ def main() -> None:
         print(f"web-like graph: {args.pages:,} pages, {links:,} links ({generate_s:.1f} s)")
         results = {"xyleme": in_process("xyleme", args, base)}
         results["scipy"] = in_process("scipy", args, base)
-        if args.pages <= 5_000_000:
+        if args.pages <= 5_000_000 and _installed("igraph"):
             results["igraph"] = in_process("igraph", args, base)
-        if args.pages <= 100_000:
+        if 1_000 < args.pages <= 100_000 and not args.smoke and _installed("networkx"):
             results["networkx"] = in_process("networkx", args, base)
         report(args, links, results, base)
 
@@ -389,6 +420,8 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
     both_error = ("xyleme-inverse", "reference-inverse")  # the error of the inverse vector
     rows.append(("xyleme direct+inverse", x, "both", x["both_sweeps"], both_error))
     rows.append(("scipy CSR power", power, "solve", power["iterations"], ("scipy", "reference")))
+    scipy_both = ("scipy-inverse", "reference-inverse")
+    rows.append(("scipy direct+inverse", power, "both", power["inverse_iterations"], scipy_both))
     rows += [
         (name, results[name], "solve", None, (name, "reference"))
         for name in ("igraph", "networkx")
@@ -403,15 +436,17 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
         )
     print(
         f"xyleme: S={x['slices']} slices, vectors {'in RAM' if x['vectors_in_ram'] else 'mapped'}, "
-        f"inverse {x['inverse_sweeps']} sweeps (its error in the direct+inverse row, against "
-        f"eq. 6–7 run {power['inverse_reference_iterations']} times); "
+        f"inverse {x['inverse_sweeps']} sweeps to {x['inverse_figure']} (its error in the "
+        f"direct+inverse row, against eq. 6–7 run {power['inverse_reference_iterations']} "
+        f"times to a bound of {power['inverse_reference_bound']:.1e}); "
         f"baseline anon {x['baseline_anon_mb']:.0f} MB"
     )
+    print(f"scipy: inverse {power['inverse_iterations']} iterations to {power['inverse_figure']}")
     print(
         f"ratios: direct/scipy time {x['direct_s'] / power['solve_s']:.2f} "
         f"(CPU {x['direct_cpu_s'] / power['solve_cpu_s']:.2f}), "
-        f"both/scipy {x['both_s'] / power['solve_s']:.2f} "
-        f"(CPU {x['both_cpu_s'] / power['solve_cpu_s']:.2f}), "
+        f"both/scipy both {x['both_s'] / power['both_s']:.2f} "
+        f"(CPU {x['both_cpu_s'] / power['both_cpu_s']:.2f}), "
         f"power/GS sweeps {power['iterations'] / x['direct_sweeps']:.2f}"
     )
     summary = {
@@ -421,18 +456,23 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
         "xyleme_both_s": round(x["both_s"], 3),
         "xyleme_build_s": round(x["build_s"], 3),
         "scipy_s": round(power["solve_s"], 3),
+        "scipy_both_s": round(power["both_s"], 3),
         "xyleme_direct_cpu_s": round(x["direct_cpu_s"], 3),
         "xyleme_both_cpu_s": round(x["both_cpu_s"], 3),
         "scipy_cpu_s": round(power["solve_cpu_s"], 3),
+        "scipy_both_cpu_s": round(power["both_cpu_s"], 3),
         "scipy_build_s": round(power["build_s"], 3),
         "igraph_s": round(results["igraph"]["solve_s"], 3) if "igraph" in results else None,
         "xyleme_sweeps": x["direct_sweeps"],
         "xyleme_inverse_sweeps": x["inverse_sweeps"],
         "power_iterations": power["iterations"],
+        "power_inverse_iterations": power["inverse_iterations"],
         "xyleme_peak_anon_mb": round(x["peak_anon_mb"], 1),
         "budget_mb": parse_size(args.memory) / MB,
         "l1_error": l1_error(work, "xyleme"),
         "inverse_l1_error": l1_error(work, "xyleme-inverse", "reference-inverse"),
+        "inverse_l1_bound": x["inverse_bound"],
+        "scipy_inverse_l1_error": l1_error(work, "scipy-inverse", "reference-inverse"),
     }
     print(json.dumps(summary))
 

@@ -16,6 +16,8 @@ Two kinds of time exist (see ``docs/architecture.md``):
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,12 +43,23 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """Real time: simulated time *is* wall-clock time (a production daemon)."""
+    """Real time: simulated time *is* wall-clock time (a production daemon, speed 1).
+
+    It never runs backwards: not below ``floor`` (the latest time a repository recorded, e.g.
+    by an earlier accelerated run), nor below a time it returned before (the wall clock may
+    be stepped back by NTP); it holds still until the wall clock catches up.
+    """
 
     speed = 1.0
 
+    def __init__(self, floor: float | None = None) -> None:
+        self._last = -math.inf if floor is None else float(floor)
+        self._lock = threading.Lock()
+
     def now(self) -> float:
-        return time.time()
+        with self._lock:
+            self._last = max(self._last, time.time())
+            return self._last
 
     def real_seconds(self, simulated_seconds: float) -> float:
         return simulated_seconds
@@ -57,8 +70,8 @@ class AcceleratedClock:
     """Simulated time running ``speed`` times faster than real time from ``epoch``.
 
     ``epoch`` is the simulated time at the moment the clock was started; a daemon that
-    restarts passes the simulated time it had reached (stored in the repository) so time
-    never runs backwards across restarts.
+    restarts passes the latest time its repository recorded (:func:`resume_clock`) so time
+    never runs backwards across restarts, crashes included.
 
     >>> clock = AcceleratedClock(epoch=1_000_000.0, speed=86_400.0)
     >>> clock.real_seconds(86_400.0)
@@ -122,3 +135,40 @@ class ManualClock:
     def set(self, when: float) -> None:
         """Jump to ``when``, which must not be earlier than now."""
         self.advance(when - self._now)
+
+
+def resume_clock(
+    speed: float, latest: float | None, *, start: float | None = None, running: bool = True
+) -> Clock:
+    """A repository's clock, continuing from ``latest``, the latest time it recorded.
+
+    Speed 1 is wall time (never below ``latest``). Another speed is simulated time that
+    resumes at ``latest`` (at ``start``, default now, for a repository that recorded none),
+    so a page is never read, nor found, before a time already stored, whatever a crash left
+    behind; ``running=False`` holds it there (a command run while no daemon runs).
+
+    >>> resume_clock(86_400.0, 1_000.0, running=False).now()
+    1000.0
+    """
+    if speed == 1.0:
+        return SystemClock(floor=latest)
+    epoch = latest if latest is not None else (time.time() if start is None else start)
+    return AcceleratedClock(epoch=epoch, speed=speed) if running else ManualClock(epoch, speed)
+
+
+CLOCK_STATE = "clock"
+"""The named state (``Metadata.put_state``) holding a repository's clock: the simulated time a
+daemon reached at its last checkpoint and its speed."""
+
+
+def encode_clock(clock: Clock) -> bytes:
+    """The blob stored under :data:`CLOCK_STATE`."""
+    return json.dumps({"now": clock.now(), "speed": clock.speed}).encode()
+
+
+def decode_clock(blob: bytes | None) -> tuple[float, float] | None:
+    """``(now, speed)`` of a blob written by :func:`encode_clock`; None when none was stored."""
+    if blob is None:
+        return None
+    stored = json.loads(blob)
+    return float(stored["now"]), float(stored["speed"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
@@ -24,7 +24,7 @@ import numpy as np
 import sqlite_utils
 
 from metadata import schema
-from metadata.clock import Clock, SystemClock
+from metadata.clock import CLOCK_STATE, Clock, SystemClock, decode_clock, resume_clock
 from metadata.encoding import (
     OBSERVATION_BYTES,
     decode_ids,
@@ -41,6 +41,7 @@ from metadata.errors import (
     SchemaTooNew,
     UnknownPage,
 )
+from metadata.link_matrix import LinkMatrix, link_steps, rechunk
 from metadata.settings import MetadataSettings
 from metadata.types import (
     PAGE_TYPE_CODE,
@@ -103,13 +104,6 @@ _UPSERT_STATUS = """
 INSERT INTO load_status(id, status, detail) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET status = excluded.status, detail = excluded.detail
 """
-# Up to ? pages after id ?, in id order: their ids, child counts and children, aggregated by
-# SQLite. The three group_concat step over the same rows together, so they stay aligned.
-_EXPORT_STEP = """
-SELECT max(id), group_concat(id), group_concat(length(children) / 4),
-       CAST(group_concat(children, '') AS BLOB)
-FROM (SELECT id, children FROM links WHERE id > ? ORDER BY id LIMIT ?)
-"""
 # "||" joins blobs as text, byte for byte; the CAST makes substr count bytes again.
 _APPEND_OBSERVATION = """
 INSERT INTO observations(id, history) VALUES (?1, ?2)
@@ -157,7 +151,7 @@ class Metadata:
         self._lock = threading.RLock()
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
         self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
-        self._scan_lock = threading.Lock()
+        self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -245,7 +239,10 @@ class Metadata:
         except BaseException:
             conn.close()
             raise
-        return cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        md = cls(db, path, readonly=readonly, clock=clock or SystemClock(), settings=settings)
+        if clock is None and not readonly:  # a writer dates what it stores on one rule
+            md.clock = md.repository_clock(running=False)
+        return md
 
     def close(self) -> None:
         """Close the connections (committed data is already safe)."""
@@ -330,9 +327,40 @@ class Metadata:
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
         with self._scan_lock:
-            if self._scanner is None:
-                self._scanner = _connect(self.path, readonly=True, settings=self.settings)
-            return self._scanner.execute(sql, params).fetchall()
+            return self._scan_connection().execute(sql, params).fetchall()
+
+    def _scan_connection(self) -> sqlite3.Connection:
+        """The scans' own read-only connection, opened on first use (hold ``_scan_lock``)."""
+        if self._scanner is None:
+            self._scanner = _connect(self.path, readonly=True, settings=self.settings)
+        return self._scanner
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the whole-table reads of the block see one committed state of the database.
+
+        :meth:`refresh_view` and :meth:`observation_history` are two scans: a crawler that
+        commits between them would give pages whose history the view lacks. Inside the block
+        both read the snapshot taken by the first of them (one read transaction on the scan
+        connection; WAL writers go on meanwhile). Other threads' scans wait for the block to
+        end; blocks nest.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md, md.snapshot():
+        ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
+        (0, 0)
+        """
+        with self._scan_lock:
+            scanner = self._scan_connection()
+            if scanner.in_transaction:  # an outer snapshot() of this thread
+                yield
+                return
+            scanner.execute("BEGIN")
+            try:
+                yield
+            finally:
+                scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -343,6 +371,31 @@ class Metadata:
                 yield self._conn
             finally:
                 self._conn.execute("COMMIT")
+
+    def latest_time(self) -> float | None:
+        """The latest simulated time the repository recorded (a read or failed fetch, a
+        discovery, a refusal), None when empty: a clock resumes from it after a crash, since
+        the clock's own checkpoint may be older than what was committed after it."""
+        with self._scan_lock:
+            conn = self._scan_connection()
+            pages = conn.execute("SELECT max(last_access), max(discovered_at) FROM pages")
+            (refused,) = conn.execute("SELECT max(at) FROM rejected").fetchone()
+            times = [*pages.fetchone(), refused]
+        return max((float(t) for t in times if t is not None), default=None)
+
+    def repository_clock(
+        self, speed: float | None = None, *, start: float | None = None, running: bool = True
+    ) -> Clock:
+        """This repository's clock at ``speed`` (default the stored one, else 1: wall time),
+        resumed from the latest time recorded: :meth:`latest_time` or the stored clock's
+        checkpoint, or from ``start`` (default now) when it recorded none
+        (:func:`~metadata.clock.resume_clock`; ``running=False`` holds a simulated clock
+        still, for a command run while no daemon runs)."""
+        stored = decode_clock(self.get_state(CLOCK_STATE))
+        times = [self.latest_time(), stored[0] if stored else None]
+        latest = max((t for t in times if t is not None), default=None)
+        speed = speed if speed is not None else stored[1] if stored else 1.0
+        return resume_clock(speed, latest, start=start, running=running)
 
     # ------------------------------------------------------------------ Map-Data
 
@@ -650,8 +703,9 @@ class Metadata:
         return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int32)
 
     def export_links(self, chunk_edges: int = 1 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The whole link matrix as ``(src, dst)`` int32 chunks of ``chunk_edges`` edges.
+        """The whole stored Link-Data as ``(src, dst)`` int32 chunks of ``chunk_edges`` edges.
 
+        Every stored child, whatever it is (the rankings read :meth:`link_matrix` instead).
         The last chunk may be shorter. Edges come in ascending ``src`` order, each page's
         children in their stored order. The export reads one snapshot on a connection of
         its own, so writers go on meanwhile. SQLite itself concatenates the children blobs
@@ -662,35 +716,24 @@ class Metadata:
         conn = _connect(self.path, readonly=True, settings=self.settings)
         try:
             conn.execute("BEGIN")  # one snapshot across the steps
-            pending_src: list[np.ndarray] = []
-            pending_dst: list[np.ndarray] = []
-            pending = 0
-            after = 0
-            while True:
-                last, ids, counts, blob = conn.execute(_EXPORT_STEP, (after, 32_768)).fetchone()
-                if last is None:
-                    break
-                after = last
-                dst = np.frombuffer(blob, dtype="<i4").astype(np.int32, copy=False)
-                src = np.repeat(
-                    np.fromstring(ids, dtype=np.int32, sep=","),
-                    np.fromstring(counts, dtype=np.int64, sep=","),
-                )
-                pending_src.append(src)
-                pending_dst.append(dst)
-                pending += dst.size
-                if pending >= chunk_edges:
-                    src_all, dst_all = np.concatenate(pending_src), np.concatenate(pending_dst)
-                    full = pending - pending % chunk_edges
-                    for start in range(0, full, chunk_edges):
-                        yield (
-                            src_all[start : start + chunk_edges],
-                            dst_all[start : start + chunk_edges],
-                        )
-                    pending_src, pending_dst = [src_all[full:]], [dst_all[full:]]
-                    pending -= full
-            if pending:
-                yield np.concatenate(pending_src), np.concatenate(pending_dst)
+            yield from rechunk(link_steps(conn), chunk_edges)
+        finally:
+            conn.close()
+
+    @contextmanager
+    def link_matrix(
+        self, chunk_edges: int = 1 << 20, *, in_scope: Callable[[str], bool] | None = None
+    ) -> Iterator[LinkMatrix]:
+        """The rankings' link matrix (§5) by the rule of :mod:`metadata.link_matrix`: its
+        pages, their types and its edges, all from one snapshot read on a connection of its
+        own (writers go on meanwhile). ``in_scope`` is the crawl scope (URL → bool): unread
+        URLs outside it stay out. Read it inside the ``with`` block."""
+        if chunk_edges < 1:
+            raise ValueError("chunk_edges must be positive")
+        conn = _connect(self.path, readonly=True, settings=self.settings)
+        try:
+            conn.execute("BEGIN")
+            yield LinkMatrix.read(conn, chunk_edges, in_scope)
         finally:
             conn.close()
 

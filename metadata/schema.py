@@ -15,6 +15,8 @@ Tables (one per data module of paper §4, plus bookkeeping):
   dependencies (DTDs, entities) it waits for.
 * ``rejected`` — the bounded table of URLs refused a URL-Id.
 * ``state`` — small named blobs (checkpoints, the clock's epoch and speed).
+* ``host_stats`` — the crawler's per-host facts (delay, queue, robots.txt) at its last
+  checkpoint, for ``xyleme hosts`` (version 3).
 * ``meta`` — the application marker and the schema version.
 
 ``create_schema`` builds version 1; each later change is a function appended to
@@ -48,7 +50,36 @@ def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE pages ADD COLUMN canonical_to INTEGER")
 
 
-MIGRATIONS: list[Migration] = [add_robots_and_canonical]
+def add_host_stats(conn: sqlite3.Connection) -> None:
+    """Version 3: ``host_stats``, one row per host (``scheme://host[:port]``) holding what
+    only the running crawler knows, as of its last checkpoint: the delay in force, the queue,
+    robots.txt's state, the pages scouted against the host budget.
+
+    ``written`` is the real (wall-clock) time of the snapshot, so a reader says how old each
+    figure is; ``at`` the simulated time. A host the crawler forgot keeps its last row.
+    """
+    conn.execute(
+        """
+        CREATE TABLE host_stats (
+          host TEXT PRIMARY KEY,
+          written REAL NOT NULL,
+          at REAL NOT NULL,
+          delay REAL,
+          queued INTEGER,
+          in_flight INTEGER,
+          backoff REAL,
+          robots TEXT,
+          robots_note TEXT,
+          robots_age REAL,
+          crawl_delay REAL,
+          scouted INTEGER,
+          budget INTEGER
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""
 

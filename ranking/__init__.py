@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
+    "BoundElseChange": "ranking.stopping",
     "BudgetTooSmall": "ranking.errors",
     "CombinedScan": "ranking.sliced",
     "DirectPageRank": "ranking.direct",

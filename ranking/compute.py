@@ -1,7 +1,8 @@
 """One-call rankings of a sliced graph: importance, interest, or both in one scan.
 
-These choose the stop rules the issue fixes (an ℓ₁ error bound for the direct vector, the
-relative change for the inverse and renormalised ones, a max-sweeps guard for all) and turn
+These choose the stop rules the issues fix (a proven ℓ₁ error bound for the direct vector and
+for the interest, the relative change for the renormalised direct vector and where the
+interest can have no bound, a max-sweeps guard for all) and turn
 a guard that ran out into :class:`~ranking.errors.NotConverged` unless ``strict=False``.
 """
 
@@ -18,7 +19,7 @@ from ranking.result import RankResult
 from ranking.settings import VARIANTS
 from ranking.sliced import CombinedScan, ScanMonitor
 from ranking.slices import SlicedGraph
-from ranking.stopping import L1Bound, MaxSweeps, RelativeChange, StopRule
+from ranking.stopping import BoundElseChange, L1Bound, MaxSweeps, RelativeChange, StopRule
 
 
 def _checked(result: RankResult, strict: bool) -> RankResult:
@@ -34,8 +35,9 @@ def direct_stop(tol: float, max_sweeps: int, *, renormalise: bool = False) -> St
 
 
 def inverse_stop(tol: float, max_sweeps: int) -> StopRule:
-    """Relative ℓ₁ change after normalisation ≤ tol, or ``max_sweeps``."""
-    return RelativeChange(tol) | MaxSweeps(max_sweeps)
+    """The proven ℓ₁ bound ≤ tol (the relative change where none can be had), or
+    ``max_sweeps``."""
+    return BoundElseChange(tol) | MaxSweeps(max_sweeps)
 
 
 def pagerank(

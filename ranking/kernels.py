@@ -243,12 +243,21 @@ def inverse_scatter_slice(
 
 @_jit
 def inverse_finish_sweep(
-    acc: np.ndarray, outdeg: np.ndarray, teleport: np.ndarray, damping: float, interest: np.ndarray
-) -> tuple[float, float]:
+    acc: np.ndarray,
+    outdeg: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    interest: np.ndarray,
+    weights: np.ndarray,
+) -> tuple[float, float, float, float]:
     """Close an inverse sweep: y = c·acc/OutDeg + (1−c)·E', then x = y/‖y‖₁ (eq. 6–7).
 
-    Writes the new interest in place, zeroes ``acc`` for the next sweep, and returns
-    (‖x_new − x_old‖₁, ‖y‖₁); the normalisation factor r of eq. 7 is 1/‖y‖₁.
+    Writes the new interest in place and zeroes ``acc`` for the next sweep. Returns
+    (‖x_new − x_old‖₁, ‖y‖₁, Σ ŵ_i·|x_new − x_old|_i, max over x_old_i > 0 of
+    x_old_i/x_new_i), ŵ being ``weights`` stored like the direct vector (divided by OutDeg
+    where it is not 0): the last two are the residual and the Collatz–Wielandt ratio of
+    :mod:`ranking.inverse_bound` for x_old (whose eq. 6–7 image is x_new). The
+    normalisation factor r of eq. 7 is 1/‖y‖₁.
     """
     total = 0.0
     for i in range(acc.shape[0]):
@@ -259,12 +268,84 @@ def inverse_finish_sweep(
         acc[i] = y
         total += y
     delta = 0.0
+    weighted = 0.0
+    ratio = 0.0
     for i in range(acc.shape[0]):
         new = acc[i] / total
-        delta += abs(new - interest[i])
+        change = abs(new - interest[i])
+        delta += change
+        weighted += change * (weights[i] * outdeg[i] if outdeg[i] > 0 else weights[i])
+        if interest[i] > 0.0:
+            ratio = max(ratio, interest[i] / new) if new > 0.0 else np.inf
         interest[i] = new
         acc[i] = 0.0
-    return delta, total
+    return delta, total, weighted, ratio
+
+
+@_jit
+def inverse_residual(
+    interest: np.ndarray,
+    children_sum: np.ndarray,
+    outdeg: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    r: float,
+    weights: np.ndarray,
+) -> tuple[float, float, float]:
+    """The eq. 6–7 image y = r·(c·Mᵗ·x + (1 − c)·E') of the normalised interest x, read from
+    its children sums (no scan, nothing written), measured against x.
+
+    Returns (Σ ŵ_i·|y_i − x_i|, max over x_i > 0 of x_i/y_i, min x_i), ŵ being ``weights``
+    stored like the direct vector: the residual, the Collatz–Wielandt ratio and the sign
+    check of :mod:`ranking.inverse_bound`.
+    """
+    weighted = 0.0
+    ratio = 0.0
+    lowest = np.inf
+    for i in range(interest.shape[0]):
+        degree = outdeg[i]
+        y = (1.0 - damping) * teleport[i]
+        if degree > 0:
+            y += damping * children_sum[i] / degree
+        y *= r
+        x = interest[i]
+        weighted += abs(y - x) * (weights[i] * degree if degree > 0 else weights[i])
+        if x > 0.0:
+            ratio = max(ratio, x / y) if y > 0.0 else np.inf
+        lowest = min(lowest, x)
+    return weighted, ratio, lowest
+
+
+@_jit
+def weights_jacobi_slice(
+    indptr: np.ndarray,
+    slice_src: np.ndarray,
+    lo: int,
+    source: np.ndarray,
+    outdeg: np.ndarray,
+    damping: float,
+    lift: float,
+    out: np.ndarray,
+) -> float:
+    """One Jacobi step of the interest bound's weights over the pages of a slice.
+
+    ``source`` holds w/OutDeg (w for pages without links), like the direct vector. For each
+    page, (M·w)_j from its in-links, then h_j = w_j − s·(M·w)_j (exact: the certificate of
+    :mod:`ranking.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
+    like ``source`` into ``out``. Returns min h over the slice.
+    """
+    lowest = np.inf
+    for row in range(indptr.shape[0] - 1):
+        page = lo + row
+        inflow = 0.0
+        for e in range(indptr[row], indptr[row + 1]):
+            inflow += source[slice_src[e]]
+        degree = outdeg[page]
+        w = source[page] * degree if degree > 0 else source[page]
+        lowest = min(lowest, w - damping * inflow)
+        new = 1.0 + lift * w + damping * inflow
+        out[row] = new / degree if degree > 0 else new
+    return lowest
 
 
 @_jit

@@ -1,11 +1,13 @@
 """Ranking the pages of a xyleme repository: Link-Data in, importance and interest out.
 
-The metadata's URL-Ids need not be dense (they start at 1, pages may be gone), so the pages
-are numbered 0…P−1 in ascending id order and every exported chunk of links is mapped onto
-those positions with one vectorised search, never a Python object per link. Both scores
-are written for every page (importance is what XML pages are refreshed by, interest what
-HTML pages are, ARCHITECTURE "r_i for the refresh rule"), and the provenance of each vector
-(damping, sweeps, final figure, graph snapshot, time) goes to ``ranking/<kind>.json``.
+The graph is the metadata's link matrix (§5, :mod:`metadata.link_matrix`): the pages that
+are or may be documents, numbered 0…P−1 in ascending URL-Id order, and their links with
+redirects followed, links to pages outside it dropped and each pair of pages once. Both
+scores are written for every page of the matrix (importance is what XML pages are refreshed
+by, interest what HTML pages are, ARCHITECTURE "r_i for the refresh rule"); the pages left
+out (errors, dead pages, dependencies, redirects, resources) get no score (NULL), so a page
+that became an error loses the score it had. The provenance of each vector (damping,
+sweeps, final figure, graph snapshot, time) goes to ``ranking/<kind>.json``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from ranking.errors import InvalidGraph, RankingError
+from ranking.errors import RankingError
 from ranking.result import RankResult
 from ranking.settings import RankingSettings
 
@@ -42,23 +44,6 @@ class RepositoryRanking:
     links: int
 
 
-def _positions(ids: np.ndarray, urls: np.ndarray) -> np.ndarray:
-    """The positions of URL-Ids in the ascending ``ids``; InvalidGraph for an id without page."""
-    found = np.searchsorted(ids, urls)
-    inside = found < ids.size
-    matched = np.zeros(urls.shape, dtype=bool)
-    matched[inside] = ids[found[inside]] == urls[inside]
-    if not matched.all():
-        missing = urls[~matched][0]
-        raise InvalidGraph(f"a link names URL-Id {missing}, which has no page")
-    return found.astype(np.int32)
-
-
-def _link_positions(md: Metadata, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    for src, dst in md.export_links():
-        yield _positions(ids, src), _positions(ids, dst)
-
-
 def rank_repository(
     md: Metadata,
     folder: Path,
@@ -66,6 +51,7 @@ def rank_repository(
     *,
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
+    in_scope: Callable[[str], bool] | None = None,
 ) -> RepositoryRanking:
     """Compute importance and interest of every page and store them in the metadata.
 
@@ -79,6 +65,9 @@ def rank_repository(
         Damping, tolerance, sweeps guard, memory budget and interest variant.
     monitor, cancel
         Progress per slice; an event that stops the run between slices.
+    in_scope : callable, optional
+        The crawl scope (URL → bool): the URLs not read yet outside it stay out of the
+        matrix (the daemon passes its crawler's).
 
     Returns
     -------
@@ -94,13 +83,16 @@ def rank_repository(
     from ranking.slices import SlicedGraph
 
     settings = settings or RankingSettings()
-    view = md.refresh_view()
-    ids, types = view["id"], view["type"]
-    if ids.size == 0:
-        raise RankingError("the repository has no page yet: nothing to rank")
-    graph = SlicedGraph.from_chunks(
-        _link_positions(md, ids), folder / "slices", memory=settings.memory, num_pages=ids.size
-    )
+    with md.link_matrix(in_scope=in_scope) as matrix:
+        ids, types, all_ids = matrix.ids, matrix.types, matrix.all_ids
+        if ids.size == 0:
+            raise RankingError(
+                "the repository has no page yet that is or may be a document: nothing to rank"
+            )
+        graph = SlicedGraph.from_chunks(
+            matrix.edges(), folder / "slices", memory=settings.memory, num_pages=ids.size
+        )
+        in_matrix = matrix.in_matrix
     is_xml = types == PAGE_TYPE_CODE[PageType.XML]
     options = {"damping": settings.damping, "tol": settings.tol, "max_sweeps": settings.max_sweeps}
     if is_xml.any():
@@ -113,7 +105,9 @@ def rank_repository(
     computed_at = time.time()
     for result in (importance, interest):
         if result is not None:
-            md.set_scores(result.kind, ids, np.asarray(result.values))
+            values = np.full(all_ids.size, np.nan)  # no score outside the matrix
+            values[in_matrix] = result.values
+            md.set_scores(result.kind, all_ids, values)
             record = {**result.provenance(), "computed_at": computed_at, "pages": int(ids.size)}
             (folder / f"{result.kind}.json").write_text(json.dumps(record, indent=2))
     if interest is None:

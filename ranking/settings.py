@@ -37,7 +37,7 @@ class RankingSettings:
     damping: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.85
     """damping factor c of PageRank (§5.1 eq. 5), in ]0, 1["""
     tol: Annotated[float, Field(ge=1e-15, le=0.1)] = 1e-8
-    """stop the importance at an ℓ₁ error bound ≤ tol, the interest at a relative change ≤ tol"""
+    """stop the importance and the interest at a proven ℓ₁ error bound ≤ tol"""
     max_sweeps: Annotated[int, Field(ge=1, le=1_000_000)] = 1000
     """guard: fail after this many sweeps without converging"""
     memory: Annotated[str, Field(max_length=32), AfterValidator(memory_budget)] = "256MB"

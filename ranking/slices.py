@@ -33,8 +33,9 @@ from ranking.memory import allocate, parse_size
 
 #: Bytes per page of all the ranking vectors of a combined scan: the scaled direct vector
 #: (8), the out-degrees (4), the interest, its children sums, their copies saved for the
-#: extrapolation and its teleport vector (5 × 8), the self-link flags (1).
-VECTOR_BYTES_PER_PAGE = 53
+#: extrapolation and its teleport vector (5 × 8), the two vectors of the weights of its
+#: error bound (2 × 8, :mod:`ranking.inverse_bound`), the self-link flags (1).
+VECTOR_BYTES_PER_PAGE = 69
 #: Bytes a slice takes in memory: its sources (4 per link) and, while building, its indptr
 #: and fill cursors (2 × 8 per destination page).
 SLICE_BYTES_PER_EDGE = 4

@@ -11,6 +11,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
+from ranking.errors import NoErrorBound
+
 if TYPE_CHECKING:
     from ranking.iterative import IterativeRanking
 
@@ -69,6 +71,28 @@ class L1Bound(StopRule):
 
     def __repr__(self) -> str:
         return f"L1Bound({self.tol:g})"
+
+
+class BoundElseChange(L1Bound):
+    """Stop when the proven ℓ₁ bound is at most ``tol``; where the ranking shows that no bound
+    exists for its input (it raises :class:`~ranking.errors.NoErrorBound`), when the
+    relative change is. The result's ``figure_name`` says which figure stopped it.
+
+    For the interest: its bound needs weights that converge (:mod:`ranking.inverse_bound`),
+    which a graph whose XML pages have no parents can prevent.
+    """
+
+    def check(self, ranking: IterativeRanking) -> StopRule | None:
+        if ranking.sweeps == 0:
+            return None
+        try:
+            figure = ranking.norm_delta()
+        except NoErrorBound:
+            figure = ranking.relative_change()
+        return self if figure <= self.tol else None
+
+    def __repr__(self) -> str:
+        return f"BoundElseChange({self.tol:g})"
 
 
 class RelativeChange(StopRule):

@@ -167,7 +167,7 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
     assert "pages/s       12.5" in lines
     assert "queues        refresh 3" in lines
     assert "refreshes     7 in the last time unit" in lines
-    assert "last refresh  1970-01-01 00:00:00Z" in lines and "last ranking  -" in lines
+    assert "last refresh  1970-01-01 00:00:00Z" in lines and "last ranking  never" in lines
     assert "policy        G 100  theta 0.1  S 2.5  omega 0.25" in lines
     assert "re-check      running: fetches 4: alive 3 (0.750 …" in lines
     data = json.loads(xyleme(repo, "status", "--json"))

@@ -19,7 +19,7 @@ from loader import LoaderSettings
 from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from tests.crawler_site import Page, Site
-from xyleme import signals
+from xyleme import commands, signals
 from xyleme.cli import cli
 from xyleme.config import ConfigError, config_from_mapping, load_config
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
@@ -445,7 +445,7 @@ def test_a_running_daemon_refuses_an_out_of_scope_seed_and_keeps_its_scope_curre
     finally:
         daemon.close()
     with Metadata.open(repo / "metadata.db", readonly=True) as md:
-        assert json.loads(md.get_state("seeds")) == ["http://www.example.org/"]
+        assert commands.stored_seeds(md) == ["http://www.example.org/"]
 
 
 def test_the_older_daemon_scope_key_still_works_with_a_warning(caplog):

@@ -102,11 +102,11 @@ async def test_change_rates_and_opic_are_stored(run):
 
 async def test_rankings_are_computed_for_every_page(run):
     daemon, _ = run
-    view = daemon.md.refresh_view()
     ids, importance = daemon.md.scores("importance")
-    assert ids.tolist() == view["id"].tolist()
+    with daemon.md.link_matrix() as matrix:  # every page that is or may be a document
+        assert ids.tolist() == matrix.ids.tolist()
+        xml = matrix.types == PAGE_TYPE_CODE[PageType.XML]
     assert importance.sum() == pytest.approx(1.0, rel=1e-6)
-    xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
     _, interest = daemon.md.scores("interest")
     assert len(interest) == len(ids) and np.all(interest[xml] > 0)  # E' seeds the XML pages
     assert daemon.passes["ranking"] == daemon.clock.now()

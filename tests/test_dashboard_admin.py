@@ -14,6 +14,7 @@ from xyleme.dashboard.live import LiveHistory
 from xyleme.status import save_live_status
 
 TOKEN = "s3cret-token-for-tests"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @dataclass
@@ -62,7 +63,7 @@ async def test_admin_actions_are_refused_without_http_admin(aiohttp_client, repo
     daemon = FakeDaemon()
     client = await aiohttp_client(create_app(repo, live=daemon))
     for action in ("pause", "resume", "seeds"):
-        response = await client.post(f"/api/admin/{action}", json={"token": TOKEN})
+        response = await client.post(f"/api/admin/{action}", headers=BEARER, json={})
         assert response.status == 403
         assert "disabled" in (await response.json())["error"]
     assert not daemon.paused and daemon.seeds == []
@@ -96,14 +97,14 @@ async def test_admin_actions_with_the_token(aiohttp_client, repo):
 async def test_bad_seed_requests_are_400(aiohttp_client, repo, body):
     daemon = FakeDaemon()
     client = await aiohttp_client(create_app(repo, admin_token=TOKEN, live=daemon))
-    response = await client.post("/api/admin/seeds", json={"token": TOKEN, **body})
+    response = await client.post("/api/admin/seeds", headers=BEARER, json=body)
     assert response.status == 400
     assert daemon.seeds == []
 
 
 async def test_admin_without_a_daemon_says_so(aiohttp_client, repo):
     client = await aiohttp_client(create_app(repo, admin_token=TOKEN))
-    response = await client.post("/api/admin/pause", json={"token": TOKEN})
+    response = await client.post("/api/admin/pause", headers=BEARER, json={})
     assert response.status == 503
     assert "no daemon" in (await response.json())["error"]
 

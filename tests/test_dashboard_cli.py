@@ -107,8 +107,11 @@ def test_admin_mode_runs_actions_on_the_repository_with_the_token(repo):
         seeds = urllib.request.Request(
             url + "api/admin/seeds",
             method="POST",
-            data=json.dumps({"token": "0123456789abcdef", "urls": ["http://a.test/"]}).encode(),
-            headers={"Content-Type": "application/json"},
+            data=json.dumps({"urls": ["http://a.test/"]}).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": "Bearer 0123456789abcdef",
+            },
         )
         with urllib.request.urlopen(seeds, timeout=30) as response:
             assert json.load(response)["message"].startswith("1 seed(s) added")

@@ -45,7 +45,7 @@ async def test_live_figures_and_actions_come_from_the_daemon(aiohttp_client, dae
     answer = await client.post("/api/admin/pause", headers=headers)
     assert answer.status == 200 and daemon.paused
     answer = await client.post(
-        "/api/admin/seeds", json={"token": TOKEN, "urls": ["http://site0.simweb.test/"]}
+        "/api/admin/seeds", headers=headers, json={"urls": ["http://site0.simweb.test/"]}
     )
     assert answer.status == 200, await answer.text()
     assert "1 seed(s) added" in (await answer.json())["message"]

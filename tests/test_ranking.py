@@ -138,8 +138,8 @@ def test_renormalised_direct_is_pagerank_with_the_larger_damping(tmp_path):
 def test_inverse_matches_the_dense_perron_solve(graph, edges, is_xml):
     result = interest(graph, is_xml, tol=1e-12)
     exact, r = dense_inverse(*edges, N, xml_teleport(is_xml))
-    assert result.converged and result.figure_name == "relative_l1_change"
-    assert l1(result.values, exact) <= 1e-9
+    assert result.converged and result.figure_name == "l1_error_bound"
+    assert l1(result.values, exact) <= result.figure <= 1e-12
     assert result.details["normalisation_r"] == pytest.approx(r, rel=1e-9)
     assert abs(result.values.sum() - 1) <= 1e-12
 
@@ -223,14 +223,47 @@ def test_an_html_page_leading_to_xml_is_more_interesting(tmp_path):
     assert values[0] > values[1] == 0.0 and values[3] == 0.0
 
 
-def test_the_inverse_has_no_error_bound(graph, is_xml):
-    ranking = InversePageRank(graph, xml_teleport(is_xml))
+@pytest.mark.parametrize("extrapolate", [True, False])
+def test_the_interest_bound_holds_at_every_sweep(graph, edges, is_xml, extrapolate):
+    exact, _ = dense_inverse(*edges, N, xml_teleport(is_xml))
+    ranking = InversePageRank(graph, xml_teleport(is_xml), extrapolate=extrapolate)
     ranking.init()
-    ranking.step()
+    bounded = 0
+    for _ in range(60):
+        ranking.step()
+        try:
+            bound = ranking.norm_delta()
+        except NoErrorBound:  # not yet: the weights' damping s is still ≥ 1 − ε
+            bound = np.inf
+        assert l1(ranking.vector(), exact) <= bound + 1e-14  # (the dense solve's rounding)
+        bounded += np.isfinite(bound)
+    assert bounded > 40 and bound < 1e-13
+
+
+def test_the_interest_bound_holds_after_the_fall_back_to_jacobi(tmp_path):
+    for seed in range(60):
+        src, dst, is_xml = sparse_random_graph(seed)
+        graph = SlicedGraph.from_arrays(src, dst, tmp_path / str(seed), num_pages=is_xml.size)
+        result = interest(graph, is_xml, tol=1e-9, max_sweeps=5000)
+        if (
+            result.details["jacobi_from_sweep"] is not None
+            and result.figure_name == "l1_error_bound"
+        ):
+            expected, _ = literal_inverse(src, dst, is_xml.size, is_xml.astype(float))
+            assert l1(result.values, expected) <= result.figure <= 1e-9
+            return
+    pytest.fail("no graph fell back to Jacobi with a bound")
+
+
+def test_without_a_bound_the_interest_stops_on_its_relative_change(tmp_path):
+    src, dst, xml = map(np.array, HARD_INVERSE_GRAPHS["orphan XML, HTML self-loops"])
+    graph = SlicedGraph.from_arrays(src, dst, tmp_path, num_pages=xml.size)
+    result = interest(graph, xml.astype(bool), tol=1e-12, max_sweeps=3000)
+    assert result.converged and result.figure_name == "relative_l1_change"
+    assert result.stopped_by == "BoundElseChange(1e-12)"
+    ranking = InversePageRank(graph, xml_teleport(xml.astype(bool)))
     with pytest.raises(NoErrorBound):
-        ranking.norm_delta()
-    with pytest.raises(NoErrorBound):
-        ranking.run(L1Bound(1e-6) | MaxSweeps(3))
+        ranking.run(L1Bound(1e-12) | MaxSweeps(3000))
 
 
 def test_combined_scan_gives_the_separate_vectors_in_fewer_scans(graph, is_xml):
@@ -348,3 +381,19 @@ def test_damping_outside_the_open_interval_is_refused(graph):
 def test_the_docstring_examples_run(module):
     failures, _ = doctest.testmod(importlib.import_module(f"ranking.{module}"))
     assert failures == 0
+
+
+def test_the_interest_bound_is_given_up_when_its_weights_are_never_certified():
+    from ranking.inverse_bound import PATIENCE, BoundState
+
+    state = BoundState(0.85)
+    state.observe(1.1, 1.0)  # s = 0.935: the weights' sweeps converge
+    assert state.restart_weights() and not state.restart_weights()
+    for _ in range(PATIENCE - 1):
+        state.certify(-1.0)  # min h ≤ 0: no certificate
+    assert state.checked(np.inf) == np.inf  # not yet: the stop rule waits
+    state.certify(-1.0)
+    with pytest.raises(NoErrorBound):  # then the interest stops on its relative change
+        state.checked(np.inf)
+    state.certify(0.5)
+    assert state.checked(1e-9) == 1e-9

@@ -1,11 +1,12 @@
 """Commands that change a repository's state, run directly or handed to its daemon.
 
-``seed add``, ``pause`` and ``resume`` must not write behind a running daemon's back (it
-holds queues and flags in memory). So the CLI runs them itself only while it can take the
-repository's lock (:mod:`xyleme.lock`); when a daemon holds it, the CLI writes the command
-into a table kept in the metadata's named state (``command/<id>``), the daemon polls the
-table, runs the command on its live objects and writes the answer (``answer/<id>``), which
-the CLI prints. Both ways run the same :func:`execute` on a :class:`CommandTarget`.
+``seed add``, ``seed remove``, ``pause`` and ``resume`` must not write behind a running
+daemon's back (it holds queues and flags in memory). So the CLI runs them itself only while
+it can take the repository's lock (:mod:`xyleme.lock`); when a daemon holds it, the CLI
+writes the command into a table kept in the metadata's named state (``command/<id>``), the
+daemon polls the table, runs the command on its live objects and writes the answer
+(``answer/<id>``), which the CLI prints. Both ways run the same :func:`execute` on a
+:class:`CommandTarget`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from metadata import Metadata
+from metadata import InvalidURL, Metadata, canonicalize_url
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"
@@ -56,6 +57,8 @@ class CommandTarget(Protocol):
 
     def add_seeds(self, urls: list[str]) -> Answer | Awaitable[Answer]: ...
 
+    def remove_seeds(self, urls: list[str]) -> Answer | Awaitable[Answer]: ...
+
     def set_paused(self, paused: bool) -> Answer | Awaitable[Answer]: ...
 
     def recheck(self, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
@@ -71,6 +74,8 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
     """Run the command ``name`` on ``target``; an unknown name is an error answer."""
     if name == "seed add":
         return target.add_seeds(list(args["urls"]))
+    if name == "seed remove":
+        return target.remove_seeds(list(args["urls"]))
     if name in ("pause", "resume"):
         return target.set_paused(name == "pause")
     if name == "recheck":  # only ever handed to a daemon, like `rank compute`
@@ -83,10 +88,38 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
 # ---------------------------------------------------------------------- the repository
 
 
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """A seed URL (canonical) and when it was added (the repository's clock; None for a
+    seed stored before the dates were kept)."""
+
+    url: str
+    added: float | None = None
+
+
+def seed_entries(md: Metadata) -> list[Seed]:
+    """Every seed of the repository with its date, oldest first.
+
+    Stored as one JSON array in the named state ``seeds``: objects ``{"url", "added"}``, or
+    plain URL strings in repositories made before seeds were dated (read as undated).
+    """
+    blob = md.get_state(SEEDS_KEY)
+    if blob is None:
+        return []
+    return [
+        Seed(item) if isinstance(item, str) else Seed(item["url"], item.get("added"))
+        for item in json.loads(blob)
+    ]
+
+
 def stored_seeds(md: Metadata) -> list[str]:
     """Every seed URL added to the repository, oldest first."""
-    blob = md.get_state(SEEDS_KEY)
-    return [] if blob is None else json.loads(blob)
+    return [seed.url for seed in seed_entries(md)]
+
+
+def _store_seeds(md: Metadata, seeds: list[Seed]) -> None:
+    entries = [{"url": seed.url, "added": seed.added} for seed in seeds]
+    md.put_state(SEEDS_KEY, json.dumps(entries).encode())
 
 
 def is_paused(md: Metadata) -> bool:
@@ -104,14 +137,41 @@ class RepositoryTarget:
         ids = self.md.ids_for(urls)
         accepted = [url for url, url_id in zip(urls, ids, strict=True) if url_id is not None]
         canonical = self.md.urls_of([url_id for url_id in ids if url_id is not None])
-        known = stored_seeds(self.md)
+        seeds = seed_entries(self.md)
+        known = {seed.url for seed in seeds}
         added = [url for url in dict.fromkeys(canonical) if url not in known]
-        self.md.put_state(SEEDS_KEY, json.dumps(known + added).encode())
+        now = self.md.clock.now()
+        _store_seeds(self.md, seeds + [Seed(url, now) for url in added])
         refused = len(urls) - len(accepted)
         message = f"{len(added)} seed(s) added, {len(canonical) - len(added)} already known"
         if refused:
             message += f", {refused} refused as invalid (see the rejected links)"
         return Answer(message, {"added": added, "refused": refused}, ok=not refused)
+
+    def remove_seeds(self, urls: list[str]) -> Answer:
+        """Stop URLs being seeds; their pages, history and links stay in the repository."""
+        seeds = seed_entries(self.md)
+        known = {seed.url for seed in seeds}
+        wanted: dict[str, str] = {}  # canonical URL -> as given
+        not_seeds: list[str] = []
+        for url in urls:
+            try:
+                canonical = canonicalize_url(url)
+            except InvalidURL:
+                canonical = None
+            if canonical in known:
+                wanted.setdefault(canonical, url)
+            else:
+                not_seeds.append(url)
+        _store_seeds(self.md, [seed for seed in seeds if seed.url not in wanted])
+        message = (
+            f"{len(wanted)} seed(s) removed; their pages and history stay in the repository"
+            if wanted
+            else "no seed removed"
+        )
+        if not_seeds:
+            message += f"; not a seed: {', '.join(not_seeds)} (see `xyleme seed list`)"
+        return Answer(message, {"removed": list(wanted), "not_seeds": not_seeds}, ok=not not_seeds)
 
     def set_paused(self, paused: bool) -> Answer:
         self.md.put_state(PAUSED_KEY, b"1" if paused else b"0")

@@ -46,6 +46,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
+from metadata.reports import write_host_stats
 from ranking.errors import RankingCancelled, RankingError
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
@@ -147,7 +148,8 @@ class Daemon:
         md = Metadata.open(self.repository / DATABASE, settings=self.config.metadata)
         try:
             scope = check_start(self.config, commands.stored_seeds(md))  # or NoSeedInScope
-            self.lock.acquire()
+            if not self.lock.held:  # run_with_dashboard takes it before announcing itself
+                self.lock.acquire()
         except BaseException:
             md.close()
             raise
@@ -511,8 +513,14 @@ class Daemon:
         started, real_start = self.clock.now(), time.monotonic()
         self._rank_cancel.clear()
         folder = self.repository / self.config.paths.ranking
+        scope = None if self.crawler is None else self.crawler.scope
         ranking = await asyncio.to_thread(
-            rank_repository, self.md, folder, self.config.ranking, cancel=self._rank_cancel
+            rank_repository,
+            self.md,
+            folder,
+            self.config.ranking,
+            cancel=self._rank_cancel,
+            in_scope=None if scope is None else (lambda url: scope.refusal(url) is None),
         )
         self.passes["ranking"] = started
         figures = {
@@ -550,8 +558,9 @@ class Daemon:
         this Ω). An instant's value would not do: it swings with where the instant falls in
         the pages' refresh cycles."""
         md = self.md
-        view = md.refresh_view()
-        history = md.observation_history()
+        with md.snapshot():  # the crawler commits on the loop meanwhile
+            view = md.refresh_view()
+            history = md.observation_history()
         ids = view["id"]
         aligned_cash = np.zeros(len(ids))
         held = ids < len(cash)
@@ -576,19 +585,30 @@ class Daemon:
         return report, time_averaged_obsolescence(history, ids, weight, since, now)
 
     def checkpoint(self) -> None:
-        """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``."""
-        self._write_checkpoint(self.opic.snapshot(), self.live_status())
+        """Save what lives in memory: the clock, OPIC, the figures of ``xyleme status``, the
+        crawler's per-host facts of ``xyleme hosts``."""
+        self._write_checkpoint(
+            self.opic.snapshot(), self.live_status(), self.crawler.host_snapshot()
+        )
 
-    def _write_checkpoint(self, opic_snapshot: bytes, live: dict[str, Any]) -> None:
-        """Write a checkpoint taken on the loop (may run in a thread: it owns its OPIC copy)."""
+    def _write_checkpoint(
+        self, opic_snapshot: bytes, live: dict[str, Any], hosts: list[dict[str, Any]]
+    ) -> None:
+        """Write a checkpoint taken on the loop (may run in a thread: it owns its copies)."""
         save_clock(self.md, self.clock)
         OPIC.from_snapshot(opic_snapshot).checkpoint(self.md, self.config.opic.checkpoint_key)
         save_live_status(self.md, live)
+        write_host_stats(self.md, hosts, live["at"])
 
     async def _checkpoint_job(self) -> None:
         """The periodic checkpoint: state captured on the loop in milliseconds (OPIC is fed
         there and is not thread-safe), written in a thread so fetching never waits for it."""
-        await asyncio.to_thread(self._write_checkpoint, self.opic.snapshot(), self.live_status())
+        await asyncio.to_thread(
+            self._write_checkpoint,
+            self.opic.snapshot(),
+            self.live_status(),
+            self.crawler.host_snapshot(),
+        )
 
     def live_status(self) -> dict[str, Any]:
         """The in-memory figures ``xyleme status`` shows."""
@@ -644,6 +664,13 @@ class Daemon:
         self.crawler.scope = self._scope()
         for url in reply.data["added"]:
             self.crawler.submit(url, Level.SCOUTING)
+        return reply
+
+    def remove_seeds(self, urls: list[str]) -> Answer:
+        """``seed remove``: forget the seeds like the CLI would; the scope follows (a scope
+        made of the seeds' hosts narrows). Queued requests stay: their pages are known."""
+        reply = commands.RepositoryTarget(self.md).remove_seeds(urls)
+        self.crawler.scope = self._scope()
         return reply
 
     async def compute_ranking(self) -> Answer:

@@ -1,10 +1,11 @@
 """What ``xyleme status`` shows, and the stored facts it is made of.
 
 The daemon writes two small blobs into the metadata's named state at every checkpoint:
-``clock`` (the simulated time it reached and the clock's speed, so simulated time continues
-across restarts) and ``daemon/status`` (rates, queue sizes, the last periodic passes and
-the refresh policy's figures). Readers combine them with counts from the database, so the
-status works whether or not a daemon runs.
+``clock`` (the simulated time it reached and the clock's speed; a restart resumes from the
+latest of it and of the times committed since, :meth:`metadata.Metadata.repository_clock`)
+and ``daemon/status`` (rates, queue sizes, the last periodic passes and the refresh policy's
+figures). Readers combine them with counts from the database, so the status works whether
+or not a daemon runs.
 """
 
 from __future__ import annotations
@@ -16,38 +17,35 @@ from typing import Any
 import numpy as np
 
 from metadata import Metadata
-from metadata.clock import AcceleratedClock, Clock, SystemClock
+from metadata.clock import CLOCK_STATE, Clock, encode_clock
 from xyleme.commands import is_paused, stored_seeds
 
-CLOCK_KEY = "clock"
+CLOCK_KEY = CLOCK_STATE
 LIVE_KEY = "daemon/status"
 
 
 def restore_clock(md: Metadata, speed: float, start: float) -> Clock:
-    """The daemon's clock: real time at speed 1, else accelerated from where time stopped.
+    """The daemon's clock: wall time at speed 1, else simulated time resumed from the latest
+    time the repository committed (reads, discoveries, refusals, the last checkpoint), never
+    from the checkpoint alone, which a kill -9 leaves behind what was committed after it.
 
     ``start`` is the simulated time of a repository's very first run (usually now).
     """
-    stored = _json(md, CLOCK_KEY)
-    if speed == 1.0 and not stored:
-        return SystemClock()
-    epoch = stored["now"] if stored else start
-    return AcceleratedClock(epoch=epoch, speed=speed)
+    return md.repository_clock(speed, start=start)
 
 
 def repository_now(md: Metadata, view: dict[str, np.ndarray] | None = None) -> float:
     """The repository's current simulated time, for readers (``xyleme schedule``, the
     dashboard).
 
-    A repository kept on an accelerated clock (the demo, a simulation) lives at the simulated
-    time its daemon last checkpointed; one kept in real time at the wall clock's. One that no
-    daemon ran (a crawl or a test on another clock) lives at the latest time it recorded, a
-    read or a discovery; an empty one at the wall clock's. ``view`` is
-    ``md.refresh_view()`` when the caller has it already.
+    A repository a daemon ran lives on its clock (:meth:`Metadata.repository_clock`): in real
+    time at the wall clock's, on an accelerated clock at the latest time it recorded or
+    checkpointed. One that no daemon ran (a crawl or a test on another clock) lives at the
+    latest time it recorded, a read or a discovery; an empty one at the wall clock's. ``view``
+    is ``md.refresh_view()`` when the caller has it already.
     """
-    stored = _json(md, CLOCK_KEY)
-    if stored:
-        return float(stored["now"]) if stored.get("speed") not in (None, 1.0) else time.time()
+    if md.get_state(CLOCK_KEY) is not None:
+        return md.repository_clock(running=False).now()
     view = md.refresh_view() if view is None else view
     recorded = [
         float(values[np.isfinite(values)].max())
@@ -58,8 +56,8 @@ def repository_now(md: Metadata, view: dict[str, np.ndarray] | None = None) -> f
 
 
 def save_clock(md: Metadata, clock: Clock) -> None:
-    """Remember the simulated time reached (a restart continues from it)."""
-    md.put_state(CLOCK_KEY, json.dumps({"now": clock.now(), "speed": clock.speed}).encode())
+    """Remember the simulated time reached and the clock's speed."""
+    md.put_state(CLOCK_KEY, encode_clock(clock))
 
 
 def save_live_status(md: Metadata, facts: dict[str, Any]) -> None:
@@ -71,6 +69,9 @@ def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
     """Every figure of ``xyleme status`` as plain JSON-ready values."""
     counts = {kind.value: count for kind, count in md.count_by_type().items() if count}
     clock = _json(md, CLOCK_KEY) or {"now": None, "speed": None}
+    latest = md.latest_time() if clock["now"] is not None else None
+    if latest is not None:  # reads committed after the last checkpoint (a kill -9)
+        clock["now"] = max(float(clock["now"]), latest)
     return {
         "daemon": {"pid": daemon_pid},
         "paused": is_paused(md),

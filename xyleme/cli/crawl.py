@@ -127,7 +127,11 @@ async def _crawl(
         from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
         resolver = SimWebResolver(simweb_port)
-    crawler = Crawler(md, settings, scope, resolver=resolver, exchanges=archive)
+    crawler = Crawler(
+        md, settings, scope, clock=md.clock, resolver=resolver, exchanges=archive
+    )  # its time
+    if archive is not None:
+        archive.clock = md.clock  # WARC-Date: the repository's time, as fetched_at
     refused = [seed for seed in seeds if not crawler.submit(seed)]
     for seed in refused:  # not a URL, or a trap's shape: the rejected links say why
         click.echo(f"seed refused (see `xyleme page` / rejected links): {seed}", err=True)
@@ -150,7 +154,7 @@ async def _crawl(
 
 def repository_archive(repository: Path) -> Archive | None:
     """The repository's archive as its xyleme.toml sets it (None when switched off)."""
-    from xyleme.archive.writer import Archive  # warcio only for a crawl that archives
+    from xyleme.archive.writer import Archive  # imported by a crawl, not by --help
     from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
     try:

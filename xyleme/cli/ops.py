@@ -1,4 +1,5 @@
-"""The operator's commands: ``config show``, ``seed add``, ``pause``/``resume``, ``status``.
+"""The operator's commands: ``config show``, ``seed add|list|remove``, ``pause``/``resume``,
+``status``.
 
 Readers open the repository read-only and work while the daemon runs. Commands that change
 state run directly when no daemon holds the repository, and are otherwise handed to it
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,12 +22,16 @@ from xyleme import commands, export
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.export_archive import ARCHIVE_KINDS, archive_export
+from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
 from xyleme.cli.params import MOMENT
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
 from xyleme.progress import queues_text
-from xyleme.scope_config import seed_refusals
+from xyleme.scope_config import repository_scope, seed_refusals
 from xyleme.status import read_status
+
+if TYPE_CHECKING:
+    from xyleme.crawler.scope import Scope
 
 DATABASE = "metadata.db"
 ANSWER_TIMEOUT = 30.0
@@ -183,6 +188,72 @@ def refuse_out_of_scope(config: Config, seeds: list[str], as_json: bool) -> None
     raise SystemExit(2)
 
 
+@seed_group.command("list")
+@listing_options()
+@click.pass_context
+def seed_list(ctx: click.Context, limit: int, fmt: str | None, wide: bool) -> None:
+    """List the seeds, oldest first: when each was added, whether the scope admits it
+    (and if not, why), and what became of its page."""
+    repository = repo_path(ctx)
+    config = effective_config(repository, None)
+    with open_metadata(repository, readonly=True) as md:
+        seeds = commands.seed_entries(md)
+        refusal = seed_scope(config, [seed.url for seed in seeds]).refusal
+        shown = seeds[: shown_limit(limit)]
+        ids = md.ids_for([seed.url for seed in shown], create=False, canonical=True)
+        pages = {url_id: md.page(url_id) for url_id in ids if url_id is not None}
+    rows = []
+    for seed, url_id in zip(shown, ids, strict=True):
+        page = pages.get(url_id)
+        reason = refusal(seed.url)
+        rows.append(
+            {
+                "url": seed.url,
+                "added": seed.added,
+                "in_scope": reason is None,
+                "scope_reason": reason,
+                "url_id": url_id,
+                "type": None if page is None else page.page_type.value,
+                "last_access": None if page is None else page.last_access,
+            }
+        )
+    if fmt is None:
+        rows = [{**row, "page": _seed_page(row)} for row in rows]
+    emit(rows, SEED_COLUMNS, fmt, total=len(seeds), wide=wide, noun="seeds")
+
+
+def seed_scope(config: Config, seeds: list[str]) -> Scope:
+    """The scope a daemon would crawl these seeds in (the one scope check of ``seed list``)."""
+    return repository_scope(config, seeds)
+
+
+def _seed_page(row: dict[str, Any]) -> str:
+    if row["type"] is None:
+        return "no page"
+    if row["last_access"] is None:
+        return "never read"
+    return f"{row['type']}, fetched {when(row['last_access'])}"
+
+
+SEED_COLUMNS = [
+    Column("url", "URL", long=True),
+    Column("added", "added", lambda added: when(added, "unknown")),
+    Column("scope_reason", "in scope", lambda reason: "yes" if reason is None else f"no: {reason}"),
+    Column("page", "page", long=True),
+]
+
+
+@seed_group.command("remove")
+@click.argument("urls", nargs=-1, required=True)
+@json_option
+@click.pass_context
+def seed_remove(ctx: click.Context, urls: tuple[str, ...], as_json: bool) -> None:
+    """Stop URLs being seeds (a running daemon is told at once); their pages and history stay.
+
+    A URL that is not a seed is named and the command exits with 1."""
+    report(run_state_command(repo_path(ctx), "seed remove", {"urls": list(urls)}), as_json)
+
+
 @cli.command("pause")
 @json_option
 @click.pass_context
@@ -259,8 +330,11 @@ def status_text(facts: dict[str, Any]) -> str:
 
 
 def _shown(name: str, value: Any) -> str:
+    """One checkpointed figure for a person: a missing one is "never" or "unknown", no None."""
     if name.startswith("last_"):
-        return _when(value)
+        return "never" if value is None else _when(value)
+    if value is None:
+        return "– (no refresh pass yet)" if name == "refreshes_last_unit" else "unknown"
     if name == "queues":
         return queues_text(value)
     if name == "recheck":
@@ -273,6 +347,8 @@ def _shown(name: str, value: Any) -> str:
 
 
 def _number(value: Any) -> str:
+    if value is None:
+        return "unknown"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 

@@ -139,7 +139,9 @@ def _run_directly(path, request, crawler_settings, simweb_port, *, quiet: bool) 
 
             resolver = SimWebResolver(simweb_port)
             scope = Scope([*scope.rules, "net:127.0.0.1/32"])  # where the simulated web is
-        probe = CrawlerProbe(md, crawler_settings, scope, resolver=resolver, method=request.method)
+        probe = CrawlerProbe(  # on the repository's clock (Metadata.repository_clock)
+            md, crawler_settings, scope, clock=md.clock, resolver=resolver, method=request.method
+        )
         report_ = asyncio.run(
             _run(session, url_ids, probe, request.budget, request.concurrency, quiet=quiet)
         )

@@ -159,8 +159,9 @@ def schedule(
     settings = load_settings(repo)
     path = repo / DATABASE
     with repository_errors(path), Metadata.open(path, readonly=True) as md:
-        view = md.refresh_view()
-        history = md.observation_history()
+        with md.snapshot():  # a crawl may commit between the two reads
+            view = md.refresh_view()
+            history = md.observation_history()
         if now is None:
             now = repository_now(md, view)
         urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []

@@ -358,6 +358,50 @@ class Crawler:
         """Current statistics, with queue sizes by level."""
         return self.stats.snapshot(self.frontier.sizes(), self.frontier.hosts)
 
+    def host_snapshot(self) -> list[dict]:
+        """Per host, what only the running crawler knows (``xyleme hosts``): the delay in
+        force, requests queued and in flight, the back-off left (real seconds), robots.txt's
+        state, note and age (real seconds since it was read; None when not known now), its
+        Crawl-delay, and the pages scouted this run against ``host_page_budget``.
+
+        Cheap enough for every checkpoint: one pass over the host slots, no per-request work.
+        """
+        now = time.monotonic()
+        settings, agent = self.settings, self.settings.robots_agent
+        slots = self.frontier.host_slots()
+        keys = set(slots) | set(self.robots.hosts()) | set(self._budget.hosts())
+        hosts = []
+        for key in sorted(keys):
+            slot, rules = slots.get(key), self.robots.lookup(key, now)
+            robots = note = age = crawl_delay = None
+            if rules is not None:
+                crawl_delay = rules.crawl_delay(agent)
+                if rules.disallow_reason is not None:
+                    robots, ttl, note = "unreachable", self.robots.error_ttl, rules.note
+                elif rules.parser is None:
+                    robots, ttl, note = "no rules", self.robots.ttl, rules.note
+                else:
+                    robots, ttl = "rules", self.robots.ttl
+                    root = rules.parser.can_fetch(key + "/", agent)
+                    note = f"/ {'allowed' if root else 'refused'}"
+                age = now - (rules.expires - ttl)
+            hosts.append(
+                {
+                    "host": key,
+                    "delay": slot.delay if slot else host_delay(settings, crawl_delay),
+                    "queued": len(slot.pending) if slot else 0,
+                    "in_flight": slot.active if slot else 0,
+                    "backoff": max(0.0, slot.backoff_until - now) if slot else 0.0,
+                    "robots": robots,
+                    "robots_note": note,
+                    "robots_age": None if age is None else max(0.0, age),
+                    "crawl_delay": crawl_delay,
+                    "scouted": self._budget.read(key),
+                    "budget": settings.host_page_budget,
+                }
+            )
+        return hosts
+
     async def _shutdown(self, workers: list[asyncio.Task], writer: asyncio.Task) -> None:
         self._closing = True
         for task in self._waiting_workers:

@@ -108,6 +108,10 @@ class Frontier:
         """Host slots currently kept."""
         return len(self._slots)
 
+    def host_slots(self) -> dict[str, HostSlot]:
+        """The host slots kept now, by host key (read them, do not change them)."""
+        return self._slots
+
     def slot(self, key: str) -> HostSlot:
         """The slot of a host, made on first use."""
         slot = self._slots.get(key)

@@ -89,6 +89,10 @@ class RobotsCache:
     def __len__(self) -> int:
         return len(self._rules)
 
+    def hosts(self) -> list[str]:
+        """The host keys whose rules are cached (some may have expired)."""
+        return list(self._rules)
+
     def lookup(self, host_key: str, now: float) -> RobotsRules | None:
         """The cached rules of a host, or None when they are missing or expired."""
         rules = self._rules.get(host_key)

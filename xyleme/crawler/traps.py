@@ -127,6 +127,14 @@ class HostBudget:
         """The refusal recorded for a URL of a host whose budget is spent."""
         return f"spider trap: host page budget of {self.limit} pages read"
 
+    def read(self, host_key: str) -> int:
+        """Pages read from the host by scouting this run (``xyleme hosts``' budget used)."""
+        return self._read.get(host_key, 0)
+
+    def hosts(self) -> list[str]:
+        """The hosts read by scouting this run."""
+        return list(self._read)
+
     def spent(self, host_key: str) -> bool:
         return self._read.get(host_key, 0) >= self.limit
 

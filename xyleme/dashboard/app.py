@@ -16,11 +16,22 @@ from pathlib import Path
 
 from aiohttp import web
 
-from xyleme.dashboard import admin, views
+from xyleme.dashboard import admin, hosts, views
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
-from xyleme.dashboard.keys import ACTIONS, ADMIN_TOKEN, FIGURES, HISTORY, SETTINGS, TEMPLATES
+from xyleme.dashboard.keys import (
+    ACTIONS,
+    ADMIN_TOKEN,
+    FIGURES,
+    HISTORY,
+    QUERIES,
+    SETTINGS,
+    STATUS,
+    TEMPLATES,
+)
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
 from xyleme.dashboard.params import InputError
+from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.rendering import render, templates
 from xyleme.dashboard.settings import DashboardSettings, refresh_settings
 
@@ -69,9 +80,18 @@ def create_app(
         raise ValueError("an admin token must have at least 8 characters")
     settings = settings or DashboardSettings()
     repo_dir = Path(repo_dir)
-    app = web.Application(middlewares=[_errors_and_headers], client_max_size=64 * 1024)
+    app = web.Application(
+        middlewares=[_errors_and_headers], client_max_size=settings.max_body_bytes
+    )
     app[SETTINGS] = settings
+    app[QUERIES] = QueryPool(
+        settings.query_workers,
+        settings.query_queue,
+        settings.query_time_limit_s,
+        settings.query_memory_mb,
+    )
     app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh_settings(repo_dir))
+    app[STATUS] = Refreshed(settings.cache_seconds)
     app[TEMPLATES] = templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token
@@ -95,6 +115,7 @@ def create_app(
             web.get("/api/rankings", views.api_rankings),
             web.get("/api/page", views.api_page),
             web.get("/api/query", views.api_query),
+            web.get("/api/hosts", hosts.api_hosts),
             web.get("/metrics", views.metrics),
             web.post("/api/admin/pause", admin.pause),
             web.post("/api/admin/resume", admin.resume),
@@ -133,7 +154,8 @@ async def _errors_and_headers(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     """Bad input → 400, unknown page → 404, a schedule the refresh module cannot compute →
-    503, anything unexpected → 500 without a traceback;
+    503, too many queries → 429 (with ``Retry-After``), anything unexpected → 500 without a
+    traceback;
     JSON for ``/api/``, an HTML message page otherwise; security headers on every answer."""
     try:
         response = await handler(request)
@@ -147,6 +169,9 @@ async def _errors_and_headers(
         if error.status < 400:
             raise
         response = _failure(request, error.status, error.text or error.reason)
+        for header in ("Retry-After", "WWW-Authenticate"):
+            if header in error.headers:
+                response.headers[header] = error.headers[header]
     except Exception:
         log.exception("dashboard request %s failed", request.path)
         response = _failure(request, 500, "internal error: see the server's log")

@@ -134,8 +134,9 @@ class RepositoryFigures:
         with self._report_lock:
             if self._report is not None and time.monotonic() < self._report[0]:
                 return self._report[1], self._report[2]
-            view = self.md.refresh_view()
-            history = self.md.observation_history()
+            with self.md.snapshot():  # a daemon may commit between the two reads
+                view = self.md.refresh_view()
+                history = self.md.observation_history()
             urls = self.md.urls_of(view["id"].tolist())
             try:
                 report = schedule_report(

@@ -9,8 +9,10 @@ from __future__ import annotations
 import jinja2
 from aiohttp import web
 
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveHistory
+from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.settings import DashboardSettings
 
 FIGURES = web.AppKey("figures", RepositoryFigures)
@@ -19,3 +21,5 @@ HISTORY = web.AppKey("history", LiveHistory)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
 ACTIONS = web.AppKey("actions", AdminActions)
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
+QUERIES = web.AppKey("queries", QueryPool)
+STATUS = web.AppKey("status", Refreshed)

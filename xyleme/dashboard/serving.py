@@ -23,6 +23,7 @@ class RunningDaemon(Protocol):
     paused: bool
     repository: Path
     md: Any  # None until the daemon has opened the repository
+    lock: Any  # its ``xyleme.lock.DaemonLock``: taken before the dashboard is announced
 
     async def run(self) -> None: ...
 
@@ -82,10 +83,15 @@ async def run_with_dashboard(
 ) -> None:
     """Run ``daemon`` with its dashboard served on ``host:port``; ``announce`` gets the URL.
 
-    The dashboard is built before the daemon starts (a bad address or configuration stops
-    both at once), and served until the daemon stops.
+    The repository's lock is taken first, so a repository another daemon holds is refused
+    before anything is announced; the dashboard is built before the daemon starts (a bad
+    address or configuration stops both at once), and served until the daemon stops.
     """
-    app = create_app(daemon.repository, admin_token=admin_token, live=DaemonFigures(daemon))
-    async with serving(app, host, port) as url:
-        announce(url)
-        await daemon.run()
+    daemon.lock.acquire()  # raises RepositoryLocked; the daemon keeps what it holds
+    try:
+        app = create_app(daemon.repository, admin_token=admin_token, live=DaemonFigures(daemon))
+        async with serving(app, host, port) as url:
+            announce(url)
+            await daemon.run()
+    finally:
+        daemon.lock.release()

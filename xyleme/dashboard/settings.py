@@ -33,13 +33,22 @@ class DashboardSettings:
     live_samples_kept: Annotated[int, Field(ge=1, le=1_000_000)] = 300
     """Samples of live figures kept for the "over time" charts (10 minutes at 2 s)."""
     query_time_limit_s: Annotated[float, Field(gt=0.0, le=3600.0)] = 10.0
-    """Real seconds an XPath query may run before it is stopped."""
+    """Real seconds (and CPU seconds) an XPath query may run before it is stopped."""
+    query_memory_mb: Annotated[int, Field(ge=16, le=1_048_576)] = 512
+    """Memory an XPath query's worker process may allocate beyond the interpreter's own."""
+    query_workers: Annotated[int, Field(ge=1, le=64)] = 2
+    """XPath queries run at once, each in a worker process of the lowest priority."""
+    query_queue: Annotated[int, Field(ge=0, le=1_000)] = 4
+    """XPath queries that may wait for a worker; more are refused with 429 and Retry-After."""
+    max_body_bytes: Annotated[int, Field(ge=1_024, le=64 * 2**20)] = 64 * 1024
+    """The largest request body (an admin action's); a larger one is refused with 413."""
     max_xpath_length: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
     """Longer XPath expressions are refused."""
     max_neighbours: Annotated[int, Field(ge=1, le=100_000)] = 200
     """Children and parents listed on a page view."""
     cache_seconds: Annotated[float, Field(ge=0.0, le=3600.0)] = 2.0
-    """Real seconds one refresh schedule (a scan of every page) serves all requests."""
+    """Real seconds one refresh schedule (a scan of every page) serves all requests; the
+    status figures are recomputed in the background when older."""
 
     def __post_init__(self) -> None:
         if self.page_size > self.max_page_size:

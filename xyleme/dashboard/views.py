@@ -17,11 +17,12 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, SETTINGS
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.params import int_param, page_target, text_param
+from xyleme.dashboard.queries import QueryBusy, QueryFailed
 from xyleme.dashboard.rendering import live_figures, pager, render, when
-from xyleme.dashboard.warehouse import QueryFailed, run_xpath
+from xyleme.dashboard.warehouse import DOCUMENTS
 
 TIME_FIELDS = frozenset(
     {"first_access", "last_access", "last_change", "last_modified", "next_refresh", "discovered_at"}
@@ -32,7 +33,14 @@ TIME_FIELDS = frozenset(
 
 
 async def _status(request: web.Request) -> dict[str, Any]:
-    return await asyncio.to_thread(request.app[FIGURES].status, live_figures(request))
+    """The repository's figures (at most ``cache_seconds`` old, never computed on the
+    request's path but the first) with the daemon's live figures of this instant."""
+    figures, live = request.app[FIGURES], live_figures(request)
+    status = await request.app[STATUS].get(lambda: figures.status(live))
+    if live is None:
+        return status
+    now = live.get("now")
+    return {**status, "live": live, "now": status["now"] if now is None else float(now)}
 
 
 async def api_status(request: web.Request) -> web.Response:
@@ -214,18 +222,18 @@ async def _query(request: web.Request) -> dict[str, Any]:
     }
     if not xpath:
         return answer
+    folder = request.app[FIGURES].repo_dir / DOCUMENTS
+    if not folder.is_dir():
+        return answer
     try:
-        results, more = await asyncio.to_thread(
-            run_xpath,
-            request.app[FIGURES].repo_dir,
-            xpath,
-            offset,
-            limit,
-            settings.query_time_limit_s,
-        )
+        results, more = await request.app[QUERIES].run(folder, xpath, offset, limit)
     except QueryFailed as error:
         answer["error"] = str(error)
         return answer
+    except QueryBusy as error:
+        raise web.HTTPTooManyRequests(
+            text=str(error), headers={"Retry-After": str(error.retry_after)}
+        ) from None
     answer.update(results=results, more=more)
     return answer
 
@@ -260,7 +268,7 @@ async def query(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     figures = request.app[FIGURES]
     live = live_figures(request)
-    status = await asyncio.to_thread(figures.status, live)
+    status = await _status(request)
     try:
         due = (await asyncio.to_thread(figures.schedule, "", 0, 1, (live or {}).get("now")))[
             "due_per_unit"

@@ -9,6 +9,7 @@ the XML, then one ranking pass runs. What it stored is read back by URL, so the 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -89,7 +90,7 @@ async def crawl_with_daemon(
         outcome.crawl_seconds = time.perf_counter() - start
         outcome.rank_figures = await daemon.recompute_ranking()
         outcome.seconds = time.perf_counter() - start
-        _read_back(daemon.md, outcome)
+        _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
     finally:
         daemon.close()
     return outcome
@@ -111,7 +112,7 @@ def _config(config: Config, scope: list[str], concurrency: int) -> Config:
     )
 
 
-def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
+def _read_back(md: Metadata, outcome: DaemonCrawl, in_scope: Callable[[str], bool]) -> None:
     view = md.refresh_view()
     ids = view["id"].tolist()
     urls = dict(zip(ids, md.urls_of(ids), strict=True))
@@ -125,7 +126,7 @@ def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
         outcome.edges.update(
             (urls[s], urls[d]) for s, d in zip(src.tolist(), dst.tolist(), strict=True)
         )
-    _read_matrix(md, urls, outcome)
+    _read_matrix(md, urls, outcome, in_scope)
     for url_id, (status, detail) in md.statuses(ids).items():
         outcome.load_status[urls[url_id]] = (status.value, detail)
     for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
@@ -133,12 +134,15 @@ def _read_back(md: Metadata, outcome: DaemonCrawl) -> None:
         into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
 
 
-def _read_matrix(md: Metadata, urls: dict[int, str], outcome: DaemonCrawl) -> None:
-    """The matrix the ranking pass reads (``Metadata.link_matrix``, issue 16's rule)."""
+def _read_matrix(
+    md: Metadata, urls: dict[int, str], outcome: DaemonCrawl, in_scope: Callable[[str], bool]
+) -> None:
+    """The matrix the ranking pass reads (``Metadata.link_matrix``, issue 16's rule, with the
+    crawl's scope as the daemon gives it)."""
     if not hasattr(md, "link_matrix"):  # main before issue 16: the ranking reads Link-Data
         outcome.matrix_pages, outcome.matrix_edges = set(urls.values()), set(outcome.edges)
         return
-    with md.link_matrix() as matrix:
+    with md.link_matrix(in_scope=in_scope) as matrix:
         ids = matrix.ids.tolist()
         outcome.matrix_pages = {urls[url_id] for url_id in ids}
         for src, dst in matrix.edges():

@@ -1,0 +1,50 @@
+"""A figure computed in a worker thread and served stale while a fresh one is computed.
+
+Why: the status scans every page. Under a busy daemon that thread waits for the GIL and the
+executor, so computing the figures on the request's path made ``/api/status`` take seconds.
+A request gets the last value at once (the first one waits for it); when that value is
+older than ``max_age`` one background computation is started, and the next requests get its
+result. A failing computation is logged and the last value kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Refreshed(Generic[T]):
+    """The latest value of ``compute()``, at most ``max_age`` real seconds old plus one
+    computation."""
+
+    def __init__(self, max_age: float) -> None:
+        self.max_age = max_age
+        self._value: T | None = None
+        self._at = -float("inf")
+        self._task: asyncio.Task[None] | None = None
+
+    async def get(self, compute: Callable[[], T]) -> T:
+        """The value (computed with ``compute`` in a thread when missing or stale)."""
+        if self._task is None and time.monotonic() - self._at > self.max_age:
+            self._task = asyncio.create_task(self._refresh(compute))
+        if self._value is None:
+            await asyncio.shield(self._task)  # the first value: every request waits for it
+        assert self._value is not None
+        return self._value
+
+    async def _refresh(self, compute: Callable[[], T]) -> None:
+        try:
+            self._value = await asyncio.to_thread(compute)
+            self._at = time.monotonic()
+        except Exception:
+            if self._value is None:
+                raise  # nothing to serve: the waiting request reports it
+            log.exception("dashboard figures could not be refreshed; the last ones are served")
+        finally:
+            self._task = None
