@@ -14,9 +14,15 @@ the second half of the run, measured from the later of the half-way mark and the
 at which the known-URL count reached 99 % of its final value (``known_stable_at_s``; the
 simulated web keeps giving birth to a few pages).
 
-Run ``python benchmarks/bench_daemon.py`` (one hour), ``--quick`` (60 s) or ``--smoke`` (5 s
-against 500 pages). The last line is JSON with ``pages_per_s``, ``rss_growth_pct`` and
-``max_loop_block_ms``.
+The archive's cost (issue 17) is measured in the same run: a first soak with the archive
+(WARC files and crawl log) off, then the soak above with it on, as a new repository has it,
+each on a fresh repository for the same time; ``pages_per_s_archive_off`` and
+``pages_per_s_archive_on`` are their fetch rates, ``archive_mb`` what the second wrote.
+
+Run ``python benchmarks/bench_daemon.py`` (one hour each), ``--quick`` (25 s each) or
+``--smoke`` (5 s each against 500 pages). The last line is JSON with ``pages_per_s``,
+``rss_growth_pct``, ``max_loop_block_ms``, ``pages_per_s_archive_on`` and
+``pages_per_s_archive_off``.
 """
 
 from __future__ import annotations
@@ -111,7 +117,19 @@ def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | No
     return growth, stable
 
 
-async def soak(seconds: float, pages: int, speed: float, repository: Path) -> dict:
+async def soak(
+    seconds: float,
+    pages: int,
+    speed: float,
+    repository: Path | None = None,
+    *,
+    archive: bool = True,
+) -> dict:
+    """The figures of one soak (in a temporary repository unless ``repository`` is given:
+    bench_loader runs it that way)."""
+    if repository is None:
+        with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
+            return await soak(seconds, pages, speed, Path(scratch) / "repo", archive=archive)
     CliRunner().invoke(cli, ["init", str(repository)], catch_exceptions=False)
     settings = web_settings(pages)
     plan = DemoPlan(
@@ -127,9 +145,12 @@ async def soak(seconds: float, pages: int, speed: float, repository: Path) -> di
         clock = web.clock()
         with Metadata.open(repository / "metadata.db") as md:
             RepositoryTarget(md).add_seeds(web.seed_urls)
+        config = plan.config()
+        if not archive:
+            config = config.replace("archive", enabled=False, crawl_log=False)
         daemon = Daemon(
             repository,
-            plan.config(),
+            config,
             clock=clock,
             resolver=web.resolver(),
             stop_at=clock.now() + seconds * speed,
@@ -164,6 +185,7 @@ async def soak(seconds: float, pages: int, speed: float, repository: Path) -> di
         "known_stable_at_s": round(stable_at),
         "max_loop_block_ms": round(worst["block"] * 1000, 1),
         "max_loop_lateness_ms": round(worst["lateness"] * 1000, 1),
+        "archive_mb": round(_size(repository / config.archive.folder) / 2**20, 1),
         "timeline": [
             (
                 round(now.at),
@@ -178,9 +200,14 @@ async def soak(seconds: float, pages: int, speed: float, repository: Path) -> di
     }
 
 
+def _size(folder: Path) -> int:
+    """Bytes of the files in a folder (0 if there is none)."""
+    return sum(path.stat().st_size for path in folder.glob("*") if path.is_file())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="60 s instead of one hour")
+    parser.add_argument("--quick", action="store_true", help="25 s instead of one hour")
     parser.add_argument("--smoke", action="store_true", help="5 s against 500 pages")
     parser.add_argument("--pages", type=int, default=None, help="pages of the web [20000]")
     parser.add_argument("--verbose", action="store_true", help="the daemon's log on stderr")
@@ -190,10 +217,20 @@ def main() -> None:
     options = parser.parse_args()
     configure_logging("text", logging.INFO if options.verbose else logging.WARNING)
     options.pages = options.pages or (500 if options.smoke else 20_000)
-    seconds = 5.0 if options.smoke else 60.0 if options.quick else 3600.0
+    seconds = 5.0 if options.smoke else 25.0 if options.quick else 3600.0
     with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
-        repository = Path(scratch) / "repo"
-        figures = asyncio.run(soak(seconds, options.pages, options.speed, repository))
+        off = asyncio.run(
+            soak(seconds, options.pages, options.speed, Path(scratch) / "off", archive=False)
+        )
+        figures = asyncio.run(soak(seconds, options.pages, options.speed, Path(scratch) / "on"))
+    figures["pages_per_s_archive_on"] = figures["pages_per_s"]
+    figures["pages_per_s_archive_off"] = off["pages_per_s"]
+    figures["max_loop_block_ms_archive_off"] = off["max_loop_block_ms"]
+    print(
+        f"archive off: {off['fetched']} pages in {off['seconds']} s ({off['pages_per_s']}/s); "
+        f"archive on: {figures['fetched']} pages in {figures['seconds']} s "
+        f"({figures['pages_per_s']}/s), {figures['archive_mb']} MiB of WARC files and crawl log"
+    )
     print(
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "
         f"(clock x{options.speed:g})"

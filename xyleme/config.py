@@ -32,6 +32,7 @@ from metadata import MetadataSettings
 from ranking.opic_settings import OPICSettings
 from ranking.settings import RankingSettings
 from refresh.settings import RefreshSettings
+from xyleme.archive.settings import ArchiveSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 
@@ -66,6 +67,7 @@ class Config:
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
     ranking: RankingSettings = field(default_factory=RankingSettings)
     loader: LoaderSettings = field(default_factory=LoaderSettings)
+    archive: ArchiveSettings = field(default_factory=ArchiveSettings)
 
     def __post_init__(self) -> None:
         for (section, key), (source, source_key) in LINKED.items():

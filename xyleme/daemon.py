@@ -56,6 +56,7 @@ from refresh.recheck import RecheckProgress, recheck
 from refresh.report import ScheduleReport, host_keys, schedule_report, time_averaged_obsolescence
 from refresh.scheduler import RefreshTimetable
 from xyleme import commands, signals
+from xyleme.archive.writer import Archive
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, CrawlerSettings, CrawlEvent, Level, Scope
@@ -118,6 +119,7 @@ class Daemon:
         self.crawler: Crawler | None = None
         self.opic: OPIC | None = None
         self.sink: LoaderSink | None = None
+        self.archive: Archive | None = None
         self._fetching: asyncio.Task | None = None
         self.lock = DaemonLock(repository)
         self.md: Metadata | None = None
@@ -157,8 +159,20 @@ class Daemon:
             self.clock = restore_clock(self.md, self.config.clock.speed, time.time())
         md.clock = self.clock  # discoveries and rejections are dated in simulated time
         self.paused = commands.is_paused(self.md)
+        self.archive = Archive(
+            self.repository / self.config.archive.folder,
+            self.config.archive,
+            self.clock,
+            {"isPartOf": self.repository.resolve().name},
+        )
+        self.archive.open()
         self.crawler = Crawler(
-            md, self._crawler_settings(), scope, clock=self.clock, resolver=self.resolver
+            md,
+            self._crawler_settings(),
+            scope,
+            clock=self.clock,
+            resolver=self.resolver,
+            exchanges=self.archive if self.archive.active else None,
         )
         documents = self.repository / self.config.paths.documents
         self.sink = LoaderSink(documents, md, self.crawler, self.clock, self.config.loader)
@@ -187,6 +201,8 @@ class Daemon:
                 raise
             self.stop(f"cannot write the last checkpoint: {error}")
         finally:
+            if self.archive is not None:
+                self.archive.close_now()  # the exchanges still queued are written, files closed
             self.sink.close()
             self.md.close()
             self.md = None

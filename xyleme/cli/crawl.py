@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from metadata import Metadata, MetadataError
+from metadata.clock import SystemClock
 from xyleme import signals
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
@@ -16,6 +18,9 @@ from xyleme.cli.ops import effective_config
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.crawler.scoperules import ScopeError
 from xyleme.scope_config import configured_rules
+
+if TYPE_CHECKING:
+    from xyleme.archive.writer import Archive
 
 DATABASE = "metadata.db"
 
@@ -73,8 +78,11 @@ def crawl(
     With no --scope/--domain/--host/--prefix/--deny the scope is the repository's [crawler]
     scope, else the seeds' sites (docs/crawler.md, "Scope"). A seed out of scope stops the
     command before any fetch (exit 2). Ctrl-C stops cleanly: what was fetched is committed.
+    The repository's [archive] settings apply: every exchange goes to its WARC files and
+    crawl log (docs/archive.md).
     """
     path = repo_path(ctx) / DATABASE
+    archive = repository_archive(repo_path(ctx))
     with settings_errors(CrawlerSettings):
         settings = CrawlerSettings(
             concurrency=concurrency,
@@ -96,7 +104,7 @@ def crawl(
         raise SystemExit(2)
     try:
         with Metadata.open(path) as md:
-            stats = asyncio.run(_crawl(md, settings, scope, seeds, max_pages, simweb_port))
+            stats = asyncio.run(_crawl(md, settings, scope, seeds, max_pages, simweb_port, archive))
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
     if as_json:
@@ -112,13 +120,18 @@ async def _crawl(
     seeds: tuple[str, ...],
     max_pages: int | None,
     simweb_port: int | None,
+    archive: Archive | None,
 ) -> dict:
     resolver = None
     if simweb_port is not None:
         from xyleme.simweb import SimWebResolver  # the CLI may import the simulated web
 
         resolver = SimWebResolver(simweb_port)
-    crawler = Crawler(md, settings, scope, clock=md.clock, resolver=resolver)  # its time
+    crawler = Crawler(
+        md, settings, scope, clock=md.clock, resolver=resolver, exchanges=archive
+    )  # its time
+    if archive is not None:
+        archive.clock = md.clock  # WARC-Date: the repository's time, as fetched_at
     refused = [seed for seed in seeds if not crawler.submit(seed)]
     for seed in refused:  # not a URL, or a trap's shape: the rejected links say why
         click.echo(f"seed refused (see `xyleme page` / rejected links): {seed}", err=True)
@@ -130,7 +143,26 @@ async def _crawl(
 
         for signal in (signals.page_fetched, signals.page_failed, signals.page_dead):
             crawler.signals.connect(signal, stop_when_enough)
-    return await crawler.run()
+    if archive is None:
+        return await crawler.run()
+    archive.open()
+    try:
+        return await crawler.run()
+    finally:
+        await archive.close()
+
+
+def repository_archive(repository: Path) -> Archive | None:
+    """The repository's archive as its xyleme.toml sets it (None when switched off)."""
+    from xyleme.archive.writer import Archive  # imported by a crawl, not by --help
+    from xyleme.config import CONFIG_FILE, ConfigError, load_config
+
+    try:
+        settings = load_config(repository / CONFIG_FILE).archive
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    archive = Archive(repository / settings.folder, settings, SystemClock())
+    return archive if archive.active else None
 
 
 def _print_stats(stats: dict, path: Path) -> None:

@@ -21,7 +21,9 @@ from metadata import Metadata, MetadataError
 from xyleme import commands, export
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
+from xyleme.cli.export_archive import ARCHIVE_KINDS, archive_export
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
+from xyleme.cli.params import MOMENT
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
 from xyleme.progress import queues_text
@@ -354,22 +356,61 @@ def _number(value: Any) -> str:
 
 
 @cli.command("export")
-@click.argument("kind", type=click.Choice(sorted(export.KINDS)))
+@click.argument("kind", type=click.Choice([*sorted(export.KINDS), *ARCHIVE_KINDS]))
 @click.option(
-    "--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "jsonl", "folder"]),
+    default=None,
+    help="pages/links/rankings: csv (default) or jsonl; documents: jsonl (default) or folder.",
 )
 @click.option(
     "--output",
     "-o",
-    type=click.File("w", encoding="utf-8", lazy=True),
+    type=click.Path(allow_dash=True, path_type=str),
     default="-",
-    help="Write to this file instead of standard output.",
+    show_default=True,
+    help="File (or, for warc and documents --format folder, folder) to write; - is stdout.",
 )
+@click.option(
+    "--all-versions", is_flag=True, help="documents: every stored version, not just the latest."
+)
+@click.option("--url-prefix", default="", help="warc, documents: only URLs starting with this.")
+@click.option("--since", type=MOMENT, default=None, help="warc: records dated at or after this.")
+@click.option("--until", type=MOMENT, default=None, help="warc: records dated before this.")
 @click.pass_context
-def export_command(ctx: click.Context, kind: str, fmt: str, output: Any) -> None:
-    """Export pages (Refresh-Data), links (URL-Id pairs) or rankings (scores) of every page.
+def export_command(
+    ctx: click.Context, kind: str, fmt: str | None, output: str, **options: Any
+) -> None:
+    """Export the repository: KIND is one of
+
+    \b
+      pages      Refresh-Data of every page (CSV or JSON Lines)
+      links      the link matrix as URL-Id pairs
+      rankings   importance, interest and OPIC scores
+      warc       the archive's WARC files (all, or --since/--until/--url-prefix)
+      documents  the stored XML: latest (or --all-versions) as JSON Lines or a folder
 
     Unknown values are empty CSV cells or JSON nulls; rows come in ascending URL-Id order.
+    Every export streams: its memory does not grow with the repository. Examples:
+
+    \b
+      xyleme export pages -o pages.csv
+      xyleme export warc -o crawl.warc.gz --since 2026-11-01
+      xyleme export documents --format folder --all-versions -o docs/
     """
-    with open_metadata(repo_path(ctx), readonly=True) as md:
-        export.write(md, kind, fmt, output)
+    repository = repo_path(ctx)
+    if kind in ARCHIVE_KINDS:
+        archive_export(repository, kind, fmt, output, **options)
+        return
+    if fmt == "folder":
+        raise click.UsageError(f"--format folder is for documents, not {kind}")
+    given = [name for name, value in options.items() if value not in (None, False, "")]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise click.UsageError(f"{flags}: for warc and documents, not {kind}")
+    with (
+        open_metadata(repository, readonly=True) as md,
+        click.open_file(output, "w", encoding="utf-8") as out,
+    ):
+        export.write(md, kind, fmt or "csv", out)

@@ -43,6 +43,7 @@ from xyleme.crawler.content import (
     media_type,
 )
 from xyleme.crawler.denylist import SuffixDenyList
+from xyleme.crawler.exchanges import fetch_of
 from xyleme.crawler.fetcher import Body, Fetcher, FetchError, discard_spooled
 from xyleme.crawler.frontier import Frontier, Level, Request, host_key
 from xyleme.crawler.handoff import LoaderLane
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     import aiohttp
 
     from loader import DocumentSink, LoadResult
+    from xyleme.archive import ExchangeSink
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,8 @@ class _Outcome:
     canonical_to: str | None = None
     body: bytes | Path | None = None
     headers: Mapping[str, str] | None = None
+    kind: str | None = None
+    """the failure's kind (the stats' name), if the fetch failed"""
 
     def discard_body(self) -> None:
         """Drop the body; a spooled one's file is removed (the loader never got it)."""
@@ -147,6 +151,8 @@ class Crawler:
         Name resolution (the simulated web's in tests and the demo).
     sink : DocumentSink, optional
         The loader: receives new or changed XML/DTD bodies after their commit.
+    exchanges : ExchangeSink, optional
+        The archive: told of every HTTP exchange (WARC) and every fetch (crawl log).
 
     Examples
     --------
@@ -167,6 +173,7 @@ class Crawler:
         clock: Clock | None = None,
         resolver: aiohttp.abc.AbstractResolver | None = None,
         sink: DocumentSink | None = None,
+        exchanges: ExchangeSink | None = None,
     ) -> None:
         self.metadata = metadata
         self.settings = settings = settings or CrawlerSettings()
@@ -174,7 +181,9 @@ class Crawler:
         self.sink = sink
         self.signals = signals.SignalManager()
         self.stats = CrawlStats()
-        self.fetcher = Fetcher(settings, resolver, self._vouches_for)
+        self.exchanges = exchanges
+        self.fetcher = Fetcher(settings, resolver, self._vouches_for, exchanges)
+        self._url_of = functools.lru_cache(maxsize=1024)(metadata.url_of)  # crawl-log referrers
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
@@ -452,6 +461,7 @@ class Crawler:
             finally:
                 self._waiting_workers.discard(task)
             self._busy += 1
+            started = time.monotonic()
             try:
                 outcome = await self._fetch(request)
             except asyncio.CancelledError:
@@ -466,7 +476,20 @@ class Crawler:
                 self._busy -= 1
                 self._check_idle()
             else:
+                if self.exchanges is not None:
+                    await self._log_fetch(outcome, time.monotonic() - started)
                 self._outbox.put_nowait(outcome)
+
+    async def _log_fetch(self, outcome: _Outcome, seconds: float) -> None:
+        """Tell the archive's crawl log (a failure of the log costs the line, not the fetch)."""
+        try:
+            fetch = fetch_of(
+                outcome.request, outcome.result, outcome.kind, time.time(), seconds, self._url_of
+            )
+        except Exception:
+            log.exception("no crawl-log line for %s", outcome.request.url)
+            return
+        await self.exchanges.fetched(fetch)
 
     async def _room_to_write(self) -> None:
         """Backpressure: no new fetch while ``max_pending_writes`` results wait for the writer."""
@@ -757,7 +780,7 @@ class Crawler:
         result.reason = reason
         result.md5 = None
         self.stats.count_error(kind)
-        return _Outcome(request, result)
+        return _Outcome(request, result, kind=kind)
 
     def _failure(self, request: Request, reason: str, kind: str, *, dead: bool = False) -> _Outcome:
         """An outcome for a fetch that got no response at all."""

@@ -36,10 +36,13 @@ from xyleme.crawler.addresses import (
     vouch_for_nothing,
 )
 from xyleme.crawler.content import SNIFF_BYTES
+from xyleme.crawler.exchanges import exchange_of, peer_address
 from xyleme.crawler.settings import CrawlerSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Mapping
+
+    from xyleme.archive import ExchangeSink
 
 SPOOL_PREFIX, SPOOL_SUFFIX = "xyro-", ".body"
 SPOOLED_BODIES = f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"
@@ -243,11 +246,15 @@ class Fetcher:
         settings: CrawlerSettings,
         resolver: aiohttp.abc.AbstractResolver | None = None,
         vouch: Vouch = vouch_for_nothing,
+        exchanges: ExchangeSink | None = None,
     ) -> None:
         self.settings = settings
         self._resolver = resolver
         self._vouch = vouch
         self._guarded: GuardedResolver | None = None
+        self.exchanges = exchanges if exchanges and exchanges.records_exchanges else None
+        """Told of every HTTP exchange (the archive), after its response is done with."""
+        self._bodies: dict[aiohttp.ClientResponse, Body] = {}  # read, for ``exchanges``
         self._session: aiohttp.ClientSession | None = None
         self._ip_slots: dict[str, asyncio.Semaphore] = {}
         self._addresses: dict[str, tuple[str, float]] = {}
@@ -305,11 +312,18 @@ class Fetcher:
         slot = await self._ip_slot(url)
         if slot is not None:
             await slot.acquire()
+        exchange = None
         try:
             async with self._session.request(
                 method, url, headers=headers, allow_redirects=False
             ) as response:
-                yield response
+                peer = peer_address(response) if self.exchanges is not None else None
+                try:
+                    yield response
+                    if self.exchanges is not None:
+                        exchange = exchange_of(url, response, self._bodies.get(response), peer)
+                finally:
+                    self._bodies.pop(response, None)
         except FetchError:
             raise
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
@@ -317,6 +331,8 @@ class Fetcher:
         finally:
             if slot is not None:
                 slot.release()
+        if exchange is not None:
+            await self.exchanges.exchange(exchange)
 
     async def read_body(
         self,
@@ -346,6 +362,7 @@ class Fetcher:
         identity = (encoding or "identity").strip().lower() in ("", "identity")
         # An identity body streams straight into the spool; an encoded one is read whole
         # (it is under the wire cap) and its decoded pieces go to the spool.
+        keep = keep or self.exchanges is not None  # the archive wants every body
         spool = _Spool(spool_over, spool_dir, keep)
         wire = spool if identity else _Spool(None)
         size = 0
@@ -371,7 +388,10 @@ class Fetcher:
                     if count % _PIECES_PER_YIELD == 0:
                         await asyncio.sleep(0)  # a big body decodes in slices: the loop runs
                 del encoded
-            return spool.finish(), size
+            body = spool.finish()
+            if self.exchanges is not None:
+                self._bodies[response] = body
+            return body, size
         except BaseException:  # a failure or a cancellation: nothing read may stay behind
             spool.discard()
             wire.discard()

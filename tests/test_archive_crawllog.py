@@ -1,0 +1,87 @@
+"""The crawl log: one parseable line per fetch, matching the metadata; rotation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from tests import crawler_fixtures
+from tests.archive_fixtures import archived_crawl
+from xyleme.archive.crawllog import COLUMNS, HEADER, LOG_NAME, RotatingLog, format_line, parse_line
+from xyleme.archive.exchange import Fetch
+from xyleme.crawler.exchanges import ROBOTS_CODE
+
+site, md = crawler_fixtures.site, crawler_fixtures.md
+
+
+def read_log(folder):
+    lines = (folder / LOG_NAME).read_text().splitlines(keepends=True)
+    assert lines[0] == HEADER
+    return [parse_line(line) for line in lines[1:]]
+
+
+async def test_one_line_per_fetch_matching_the_metadata(site, md, tmp_path):
+    urls, _ = await archived_crawl(site, md, tmp_path / "archive")
+    rows = read_log(tmp_path / "archive")
+    first = {}
+    for row in rows:
+        first.setdefault(row["url"], row)
+    home = first[urls["home"]]
+    assert home["status"] == 200 and home["hops"] is None and home["referrer"] is None
+    assert home["content_type"].startswith("text/html") and home["type"] == "HTML"
+    same = first[urls["same"]]
+    page = md.page_by_url(urls["same"])
+    assert (same["md5"], same["size"], same["hops"]) == (page.md5, 7, "L")
+    assert same["referrer"] == urls["home"] and same["level"] == 3
+    assert first[urls["missing"]]["status"] == 404 and first[urls["missing"]]["type"] == "DEAD"
+    moved = first[urls["moved"]]
+    assert moved["status"] == 301
+    # the redirect's target was already read through the home page's link: no second line
+    for row in rows:
+        assert row["duration_ms"] >= 0
+        datetime.fromisoformat(row["time"])  # ISO 8601
+        assert datetime.fromisoformat(row["clock"]).timestamp() in (1_000_000.0, 1_003_600.0)
+    refreshes = [row for row in rows if row["level"] == 1]
+    assert {row["url"] for row in refreshes} == {
+        urls[name] for name in ("etag", "same", "changing", "big", "gzip")
+    }
+    assert next(r for r in refreshes if r["url"] == urls["etag"])["status"] == 304
+
+
+def test_a_fetch_without_response_has_a_negative_code_and_a_line_always_parses():
+    fetch = Fetch(
+        wall=0.0,
+        at=86_400.0,
+        status=ROBOTS_CODE,
+        size=None,
+        url="http://a.test/x\ty",
+        hops="LLR",
+        referrer=None,
+        content_type=None,
+        duration_ms=3,
+        md5=None,
+        level=3,
+        page_type="error",
+        reason="disallowed by\nrobots.txt",
+    )
+    row = parse_line(format_line(fetch))
+    assert list(row) == list(COLUMNS)
+    assert row["status"] == -9998 and row["size"] is None and row["url"] == "http://a.test/x y"
+    assert row["time"] == "1970-01-01T00:00:00.000Z" and row["clock"] == "1970-01-02T00:00:00.000Z"
+    assert row["reason"] == "disallowed by robots.txt"
+    with pytest.raises(ValueError, match="13 columns"):
+        parse_line("a\tb\n")
+
+
+def test_the_log_rotates_by_size_and_keeps_its_backups(tmp_path):
+    log = RotatingLog(tmp_path, max_bytes=1000, backups=2)
+    for number in range(100):
+        log.write(f"line {number:03d}" + "x" * 90 + "\n")
+    log.close()
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert names == ["crawl.log", "crawl.log.1", "crawl.log.2"]
+    for path in tmp_path.iterdir():
+        text = path.read_text()
+        assert text.startswith(HEADER) and len(text.encode()) <= 1000
+    assert "line 099" in (tmp_path / "crawl.log").read_text()

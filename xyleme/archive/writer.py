@@ -1,0 +1,216 @@
+"""The archive: WARC records and crawl-log lines written by a process of their own.
+
+:class:`Archive` is the crawler's :class:`~xyleme.archive.exchange.ExchangeSink`. Its two
+coroutines put an item on a queue and return; a bounded number of items may wait
+(``queue_records``): past it they wait for the writer to take one (back-pressure, so a slow
+disk slows the crawl instead of filling the memory). A feeder thread pickles the items to
+the writer process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it
+must not share the event loop's interpreter), which flushes after each batch and says how
+many items it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
+the queue and waits for the writer to close its files under their final names. A writer
+that dies costs the records, never the crawl: its places are freed, later items dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xyleme.archive.child import FRAME
+from xyleme.archive.exchange import Exchange, Fetch
+from xyleme.archive.settings import ArchiveSettings
+from xyleme.archive.warcfiles import recover
+
+if TYPE_CHECKING:
+    from metadata.clock import Clock
+
+log = logging.getLogger(__name__)
+_STOP = None
+
+
+class Archive:
+    """WARC files and the crawl log of a repository (see the module docstring).
+
+    >>> archive = Archive(folder, ArchiveSettings(), clock)  # doctest: +SKIP
+    >>> archive.open(); crawler = Crawler(md, exchanges=archive); …; await archive.close()
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        settings: ArchiveSettings,
+        clock: Clock,
+        info: dict[str, str] | None = None,
+    ) -> None:
+        self.folder = folder
+        self.settings = settings
+        self.clock = clock
+        self.info = {"software": "xyleme", "format": "WARC File Format 1.1"} | (info or {})
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._room: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._child: subprocess.Popen | None = None
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._outstanding = 0  # items given to the writer and not yet acknowledged
+        self._dead = False
+
+    @property
+    def records_exchanges(self) -> bool:
+        """Whether the WARC files are written (the fetcher builds no exchange otherwise)."""
+        return self.settings.enabled
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is written (WARC files or the crawl log)."""
+        return self.settings.enabled or self.settings.crawl_log
+
+    def open(self) -> None:
+        """Recover files a crash left open and start the writer process and its threads."""
+        if self._child is not None or not self.active:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        recover(self.folder)
+        settings = json.dumps(dataclasses.asdict(self.settings))
+        self._child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "xyleme.archive.child",
+                str(self.folder),
+                settings,
+                json.dumps(self.info),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=self.folder,  # never the caller's folder: its modules must not shadow ours
+            env=_child_environment(),
+        )
+        self._dead = False
+        self._threads = [
+            threading.Thread(target=self._feed, name="xyleme-archive-feed", daemon=True),
+            threading.Thread(target=self._acknowledged, name="xyleme-archive-acks", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    async def exchange(self, exchange: Exchange) -> None:
+        """Queue one HTTP exchange for the WARC files (its body file is ours to remove)."""
+        if not self.settings.enabled or self._child is None or self._dead:
+            _discard(exchange)
+            return
+        exchange.at = self.clock.now()
+        await self._put(exchange)
+
+    async def fetched(self, fetch: Fetch) -> None:
+        """Queue one crawl-log line."""
+        if self.settings.crawl_log and self._child is not None and not self._dead:
+            await self._put(fetch)
+
+    async def _put(self, item: Exchange | Fetch) -> None:
+        loop = asyncio.get_running_loop()
+        if self._room is None or self._loop is not loop:
+            self._loop = loop
+            self._room = asyncio.Semaphore(self.settings.queue_records)
+        await self._room.acquire()
+        with self._lock:
+            self._outstanding += 1
+        self._queue.put(item)
+
+    async def close(self) -> None:
+        """Write what is queued, close the files (without blocking the event loop)."""
+        await asyncio.to_thread(self.close_now)
+
+    def close_now(self) -> None:
+        """:meth:`close` from synchronous code (the daemon's last step)."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        self._queue.put(_STOP)
+        for thread in self._threads:
+            thread.join()
+        child.wait()
+
+    # ------------------------------------------------------------------ the threads
+
+    def _feed(self) -> None:
+        """Pickle queued items to the writer; a stop (or a dead writer) closes its input."""
+        child = self._child
+        pipe = child.stdin
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            if self._dead:
+                _discard(item)
+                continue
+            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                pipe.write(FRAME.pack(len(data)) + data)
+                pipe.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                _discard(item)
+                self._writer_died(child)
+        with contextlib.suppress(OSError, ValueError):
+            pipe.write(FRAME.pack(0))
+            pipe.close()
+
+    def _acknowledged(self) -> None:
+        """Free the queue places of the items the writer says it wrote."""
+        child = self._child
+        for line in child.stdout:
+            count = int(line)
+            with self._lock:
+                self._outstanding -= count
+            self._release(count)
+        if child.wait() != 0 or self._outstanding:
+            self._writer_died(child)
+
+    def _writer_died(self, child: subprocess.Popen) -> None:
+        """Free every place the dead writer held; later items are dropped."""
+        if self._dead:
+            return
+        self._dead = True
+        log.error(
+            "archive: the writer process stopped (exit %s): nothing more is archived", child.poll()
+        )
+        with self._lock:
+            count, self._outstanding = self._outstanding, 0
+        self._release(count)
+
+    def _release(self, count: int) -> None:
+        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none)."""
+        room, loop = self._room, self._loop
+        if room is None or loop is None or count <= 0:
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_release_many, room, count)
+
+
+def _child_environment() -> dict[str, str]:
+    """The environment of the writer: this process's, with the folder this ``xyleme`` was
+    imported from first on the path (a script may have put it on ``sys.path`` only)."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+
+
+def _release_many(room: asyncio.Semaphore, count: int) -> None:
+    for _ in range(count):
+        room.release()
+
+
+def _discard(item: Exchange | Fetch) -> None:
+    if isinstance(item, Exchange) and isinstance(item.body, Path):
+        item.body.unlink(missing_ok=True)
