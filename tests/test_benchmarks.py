@@ -21,10 +21,6 @@ README = BENCHMARKS / "README.md"
 SMOKE_TIMEOUT_S = 180
 """A smoke run takes seconds on an idle machine; this only stops a hung one."""
 
-PENDING_SMOKE = {"bench_rank.py", "bench_loader.py"}
-"""Benchmarks whose --smoke mode is still being written on another branch; empty this set as
-they land, so that every benchmark is run."""
-
 PEER_FIGURES = {
     "bench_crawl.py": {"scrapy_pages_per_s", "ratio_vs_scrapy"},
     "bench_rank.py": {"igraph_s"},
@@ -47,11 +43,10 @@ def test_every_benchmark_has_its_row_and_every_row_its_benchmark():
     scripts = {path.name for path in BENCHMARKS.glob("bench_*.py")}
     assert set(PROMISED) == scripts
     assert all(PROMISED.values())
-    assert scripts >= PENDING_SMOKE
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(set(PROMISED) - PENDING_SMOKE))
+@pytest.mark.parametrize("script", sorted(PROMISED))
 def test_the_smoke_run_ends_with_the_promised_json(script):
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--smoke"],

@@ -1,8 +1,5 @@
 """Issue 16's targets on the realistic site: the daemon crawls it whole (fetch, load, store,
 rank) and is compared with the ground truth and the independent rankings.
-
-The marks ``xfail`` name the branch whose feature a test needs (the link matrix of issue 16
-is the ``rank`` branch's); the integrator removes them once that branch is merged.
 """
 
 import pytest
@@ -13,10 +10,6 @@ from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
 from xyleme.sitegen.rankings import importance, interest
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-def needs(*branches: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=False, reason="needs branch " + " + ".join(branches))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -58,7 +51,6 @@ async def test_most_of_the_site_is_read_and_nothing_but_documents(crawled):
     assert not [url for url in outcome.read if site.in_scope(url) and url not in site.documents]
 
 
-@needs("rank")
 async def test_a_link_to_a_redirect_counts_for_its_target(crawled):
     served, _, outcome = crawled
     origin = served.site.origin
@@ -126,7 +118,6 @@ async def test_links_of_every_kind_become_edges(crawled, kind):
     assert not missing, f"{len(missing)} of {len(declared)} {kind} links missing: {missing[:3]}"
 
 
-@needs("rank")
 async def test_the_link_matrix_follows_the_rule(crawled):
     """Documents only, a redirect counting for its target, a self-link and repeats once."""
     _, truth, outcome = crawled
