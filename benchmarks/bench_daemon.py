@@ -111,7 +111,13 @@ def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | No
     return growth, stable
 
 
-async def soak(seconds: float, pages: int, speed: float, repository: Path) -> dict:
+async def soak(seconds: float, pages: int, speed: float) -> dict:
+    """The soak's figures, in a scratch repository removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
+        return await soak_in(seconds, pages, speed, Path(scratch) / "repo")
+
+
+async def soak_in(seconds: float, pages: int, speed: float, repository: Path) -> dict:
     CliRunner().invoke(cli, ["init", str(repository)], catch_exceptions=False)
     settings = web_settings(pages)
     plan = DemoPlan(
@@ -191,9 +197,7 @@ def main() -> None:
     configure_logging("text", logging.INFO if options.verbose else logging.WARNING)
     options.pages = options.pages or (500 if options.smoke else 20_000)
     seconds = 5.0 if options.smoke else 60.0 if options.quick else 3600.0
-    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as scratch:
-        repository = Path(scratch) / "repo"
-        figures = asyncio.run(soak(seconds, options.pages, options.speed, repository))
+    figures = asyncio.run(soak(seconds, options.pages, options.speed))
     print(
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "
         f"(clock x{options.speed:g})"
