@@ -66,7 +66,7 @@ def run_xyleme(site: dict, concurrency: int, per_host: int) -> dict:
         per_host_concurrency=per_host,
         min_delay=0.0,
         max_crawl_delay=0.0,
-        max_scout_depth=10_000,
+        max_scout_depth=1_000,  # the settings allow no more; deeper than any site here
     )
     scope = Scope(domains=frozenset({"simweb.test"}))
     with (
