@@ -15,38 +15,14 @@ import time
 import pytest
 
 from loader import LoadOutcome, LoadResult
-from metadata import Metadata, PageType
-from metadata.clock import ManualClock
-from tests.crawler_site import Page, Site, SiteResolver
+from metadata import PageType
+from tests import crawler_fixtures
+from tests.crawler_fixtures import FAST, make_crawler
+from tests.crawler_site import Page
 from xyleme import signals
-from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.crawler import Level, Scope
 
-FAST = {"min_delay": 0.0, "concurrency": 8, "per_host_concurrency": 2, "write_interval": 0.01}
-
-
-@pytest.fixture
-async def site():
-    web = Site()
-    await web.start()
-    yield web
-    await web.stop()
-
-
-@pytest.fixture
-def md(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
-        yield metadata
-
-
-def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
-    return Crawler(
-        md,
-        CrawlerSettings(**{**FAST, **settings}),
-        scope or Scope(["domain:test:*"]),
-        clock=md.clock,
-        resolver=SiteResolver(),
-        sink=sink,
-    )
+site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def children_urls(md, url) -> list[str]:
