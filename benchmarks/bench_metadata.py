@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from metadata import FetchResult, Metadata, PageType, canonicalize_url
-from metadata.manager import _APPEND_OBSERVATION, _UPDATE_READ, _UPSERT_CHILDREN
+from metadata.fetches import _APPEND_OBSERVATION, _UPDATE_READ, _UPSERT_CHILDREN
 
 LINKS_PER_PAGE = 10
 

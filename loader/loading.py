@@ -41,6 +41,7 @@ from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import Check, LoadOutcome, LoadResult, Validity
 from loader.repository import DocumentRepository, NewVersion
+from loader.revalidation import revalidate
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
 from metadata.clock import Clock
@@ -306,7 +307,11 @@ class Loader:
         earlier = self.cache.md5(url_id) or self.cache.failure(url_id)
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
-        revalidated = self._revalidate(url_id) if earlier not in (None, md5) else []
+        revalidated = (
+            revalidate(url_id, self.repository, self.metadata, self.settings, self._recheck)
+            if earlier not in (None, md5)
+            else []
+        )
         retried = [self.retry(waiter) for waiter in self.metadata.waiting_on(url_id)]
         retried = [result for result in retried if result is not None]
         notes = (*revalidated, *self._describe(retried))
@@ -314,42 +319,13 @@ class Loader:
             url_id, LoadOutcome.DEPENDENCY, md5=md5, notes=notes, retried=tuple(retried)
         )
 
-    def _revalidate(self, dependency_id: int) -> list[str]:
-        """Check again the latest version of every stored document that used a refreshed
-        DTD, entity or schema, and record its new validity (and status detail).
-
-        A document the new dependency makes unreadable, or that now needs a dependency not
-        cached yet, keeps its validity and gets a note; streamed documents are not checked.
-        """
-        notes = []
-        for url_id in self.repository.dependants(dependency_id):
-            latest = self.repository.latest(url_id)
-            if latest is None or latest.size > self.settings.stream_threshold_bytes:
-                continue
-            url = self.repository.document(url_id).url
-            body = self.repository.read(url_id, latest.version)
-            try:
-                parsed = parse_tree(body, url, None, self.settings, self.resolver())
-            except DocumentRejected as rejected:
-                notes.append(f"{url}: not revalidated: {rejected.reason}")
-                continue
-            schema = SchemaCheck() if parsed.missing else self._check_schema(parsed)
-            missing = parsed.missing or schema.missing
-            if missing:
-                notes.append(f"{url}: not revalidated: needs {', '.join(missing)}")
-                continue
-            validity = self._validity(parsed, schema)
-            if validity == latest.validity:
-                continue
-            self.repository.set_validity(url_id, latest.version, validity)
-            verdict = validity.verdict
-            status = self.metadata.status(url_id)
-            if status is not None and status[0] is LoadStatus.LOADED:
-                self.metadata.set_status(
-                    url_id, LoadStatus.LOADED, f"version {latest.version}, {verdict}"
-                )
-            notes.append(f"{url}: version {latest.version} revalidated: {verdict}")
-        return notes
+    def _recheck(self, body: bytes, url: str) -> Validity | tuple[str, ...]:
+        """A stored version's validity now, or the dependencies it needs first
+        (:func:`~loader.revalidation.revalidate`'s check)."""
+        parsed = parse_tree(body, url, None, self.settings, self.resolver())
+        schema = SchemaCheck() if parsed.missing else self._check_schema(parsed)
+        missing = parsed.missing or schema.missing
+        return tuple(missing) if missing else self._validity(parsed, schema)
 
     def _validity(self, parsed: ParsedDocument, schema: SchemaCheck) -> Validity:
         """A parsed document's validity: its DTD check, then its schema check."""

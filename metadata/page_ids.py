@@ -1,0 +1,132 @@
+"""Map-Data (paper §4): the URL-Ids of canonical URLs, and the URLs refused one.
+
+A URL gets its id the first time anything names it; ids are dense from 1, so the largest
+one sizes the rank vectors. A URL that cannot have one (invalid, or refused by the caller's
+rule) is kept with its reason in a bounded table of rejected links.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from itertools import repeat
+
+from metadata.errors import InvalidURL, UnknownPage
+from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
+from metadata.types import RejectedLink
+from metadata.urls import MAX_URL_LENGTH, canonicalize_url
+
+_REJECTED_URL_CHARS = 4 * MAX_URL_LENGTH  # a rejected URL is kept up to this length
+
+
+class PageIds(Store):
+    """URL ↔ URL-Id, and the rejected links."""
+
+    def ids_for(
+        self,
+        urls: Iterable[str],
+        *,
+        referrer: int | None = None,
+        create: bool = True,
+        canonical: bool = False,
+    ) -> list[int | None]:
+        """The URL-Id of each URL, in order, creating the missing ones in one transaction.
+
+        Invalid URLs get None and, when ``create``, a row in the rejected-links table naming
+        ``referrer``. ``create=False`` only looks up (None for unknown URLs).
+        ``canonical=True`` promises the URLs already come from :func:`canonicalize_url`
+        (a crawler that canonicalised them while extracting links) and skips that step.
+        """
+        keys: list[str | None] = []
+        refused: list[tuple[str, str]] = []
+        if canonical:
+            keys = list(urls)
+        else:
+            for url in urls:
+                try:
+                    keys.append(canonicalize_url(url))
+                except InvalidURL as error:
+                    keys.append(None)
+                    refused.append((url, error.reason))
+        wanted = list(dict.fromkeys(key for key in keys if key is not None))
+        if not create:
+            with self._read() as conn:
+                known = _lookup_ids(conn, wanted)
+            return [None if key is None else known.get(key) for key in keys]
+        with self._write() as conn:
+            known = _lookup_ids(conn, wanted)
+            missing = [key for key in wanted if key not in known]
+            if missing:
+                start = max_id(conn) + 1
+                new_ids = range(start, start + len(missing))
+                conn.executemany(
+                    "INSERT INTO pages(id, url, discovered_at) VALUES (?, ?, ?)",
+                    zip(new_ids, missing, repeat(self.clock.now())),
+                )
+                known.update(zip(missing, new_ids, strict=True))
+            if refused:
+                self._insert_rejected(conn, refused, referrer)
+        return [None if key is None else known[key] for key in keys]
+
+    def id_for(self, url: str, create: bool = True) -> int | None:
+        """The URL-Id of one URL (None if invalid, or unknown and not ``create``)."""
+        return self.ids_for([url], create=create)[0]
+
+    def url_of(self, url_id: int) -> str:
+        """The canonical URL of a URL-Id; :class:`UnknownPage` if there is none."""
+        return self.urls_of([url_id])[0]
+
+    def urls_of(self, ids: Iterable[int]) -> list[str]:
+        """The canonical URLs of many URL-Ids, in order; :class:`UnknownPage` on the first
+        unknown one."""
+        wanted = [int(url_id) for url_id in ids]
+        with self._read() as conn:
+            found = dict(lookup_pages(conn, wanted, "id, url"))
+        try:
+            return [found[url_id] for url_id in wanted]
+        except KeyError as error:
+            raise UnknownPage(error.args[0]) from None
+
+    def reject(self, urls: str | Iterable[str], reason: str, referrer: int | None = None) -> None:
+        """Keep URLs refused for a reason of the caller's (out of scope, spider trap…).
+
+        ``urls`` is one URL or many, recorded in one transaction.
+        """
+        batch = [urls] if isinstance(urls, str) else list(urls)
+        with self._write() as conn:
+            self._insert_rejected(conn, [(url, reason) for url in batch], referrer)
+
+    def rejected(self, limit: int = 100) -> list[RejectedLink]:
+        """The most recent refusals, newest first."""
+        rows = self._all(
+            "SELECT url, reason, referrer, at FROM rejected ORDER BY seq DESC LIMIT ?", (limit,)
+        )
+        return [RejectedLink(*row) for row in rows]
+
+    def _insert_rejected(
+        self, conn: sqlite3.Connection, refused: list[tuple[str, str]], referrer: int | None
+    ) -> None:
+        now = self.clock.now()
+        conn.executemany(
+            "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
+            [(url[:_REJECTED_URL_CHARS], reason, referrer, now) for url, reason in refused],
+        )
+        conn.execute(
+            "DELETE FROM rejected WHERE seq <= (SELECT max(seq) FROM rejected) - ?",
+            (self.settings.rejected_limit,),
+        )
+
+    def max_url_id(self) -> int:
+        """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
+        with self._lock:
+            return max_id(self._conn)
+
+
+def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
+    """The URL-Ids of those of ``urls`` that have one."""
+    known: dict[str, int] = {}
+    for chunk in chunked(urls, LOOKUP_CHUNK):
+        known.update(
+            conn.execute(f"SELECT url, id FROM pages WHERE url IN ({marks(len(chunk))})", chunk)
+        )
+    return known

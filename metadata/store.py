@@ -1,0 +1,250 @@
+"""The metadata store's core: its connections, its transactions and its locks.
+
+Every subject of the store (:mod:`metadata.page_ids`, :mod:`metadata.fetches`,
+:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`)
+is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata` composes them. Writes
+run in explicit ``BEGIN IMMEDIATE`` transactions, one per API call (a fetch result's page
+record, links and observation commit together or not at all); the database is in WAL mode so
+readers — the CLI, a second process — work while the daemon writes. Hot paths (id assignment,
+fetch results, link replacement) are ``executemany`` on the sqlite-utils connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Self
+from urllib.parse import quote
+
+import sqlite_utils
+
+from metadata import schema
+from metadata.clock import Clock
+from metadata.errors import MetadataError, NotARepository, UnknownPage
+from metadata.settings import MetadataSettings
+
+LOOKUP_CHUNK = 900  # URLs per "WHERE url IN (...)" probe
+
+
+class Store:
+    """One repository's connections and transactions, shared by every subject's mixin.
+
+    One object may be shared by threads: calls are serialised by a lock.
+    """
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        path: Path,
+        *,
+        readonly: bool,
+        clock: Clock,
+        settings: MetadataSettings,
+    ) -> None:
+        self._conn = db.conn  # the hot paths run executemany on sqlite-utils' connection
+        self.path = path
+        self.readonly = readonly
+        self.clock = clock
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
+        self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
+        self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
+
+    def close(self) -> None:
+        """Close the connections (committed data is already safe)."""
+        with self._lock:
+            self._conn.close()
+        with self._scan_lock:
+            if self._scanner is not None:
+                self._scanner.close()
+                self._scanner = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of the block commits, or none of it.
+
+        Inside :meth:`transaction` the block joins the outer transaction instead.
+        """
+        if self.readonly:
+            raise MetadataError(f"{self.path}: opened read-only, cannot write")
+        with self._lock:
+            if self._open_transactions:
+                yield self._conn
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._open_transactions += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._open_transactions -= 1
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several write calls into one transaction (a loader's batch of documents).
+
+        Every write made in the block commits at its end, or none does if it raises. The
+        calling thread holds the manager for the whole block: keep it short (collect the
+        writes first, then make them here).
+
+        >>> import tempfile, pathlib
+        >>> from metadata import Metadata
+        >>> from metadata.types import LoadStatus
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md:
+        ...     a, b = md.ids_for(["http://a.test/", "http://b.test/"])
+        ...     with md.transaction():
+        ...         md.set_children_many([(a, [b], [])])
+        ...         md.set_status_many([(a, LoadStatus.LOADED, "version 1")])
+        ...     md.children(a).tolist(), md.status(a)
+        ([2], (<LoadStatus.LOADED: 'LOADED'>, 'version 1'))
+        """
+        with self._write():
+            yield
+
+    def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
+        """The first row of a one-statement query, or None."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Every row of a one-statement query."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _scan(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Every row of a long read of the whole table, on a read-only connection of its own.
+
+        A scan of every page takes long on a big repository; on the shared connection it
+        would hold the writers (the crawler's, on the daemon's event loop) for all that time.
+        In WAL mode the scan reads the last committed snapshot while they go on.
+        """
+        with self._scan_lock:
+            return self._scan_connection().execute(sql, params).fetchall()
+
+    def _scan_connection(self) -> sqlite3.Connection:
+        """The scans' own read-only connection, opened on first use (hold ``_scan_lock``)."""
+        if self._scanner is None:
+            self._scanner = connect(self.path, readonly=True, settings=self.settings)
+        return self._scanner
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Make the whole-table reads of the block see one committed state of the database.
+
+        :meth:`refresh_view` and :meth:`observation_history` are two scans: a crawler that
+        commits between them would give pages whose history the view lacks. Inside the block
+        both read the snapshot taken by the first of them (one read transaction on the scan
+        connection; WAL writers go on meanwhile). Other threads' scans wait for the block to
+        end; blocks nest.
+
+        >>> import tempfile, pathlib
+        >>> from metadata import Metadata
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "metadata.db"
+        >>> with Metadata.create(path) as md, md.snapshot():
+        ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
+        (0, 0)
+        """
+        with self._scan_lock:
+            scanner = self._scan_connection()
+            if scanner.in_transaction:  # an outer snapshot() of this thread
+                yield
+                return
+            scanner.execute("BEGIN")
+            try:
+                yield
+            finally:
+                scanner.execute("COMMIT")  # a read transaction: ends the snapshot
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for a read that takes several statements."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
+
+
+def connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlite3.Connection:
+    """A connection in autocommit mode (we issue BEGIN ourselves) with our pragmas."""
+    if readonly:
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout * 1000)}")
+        conn.execute(f"PRAGMA cache_size = {-1024 * settings.cache_mb}")
+        conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.DatabaseError as error:
+        conn.close()
+        raise NotARepository(path, f"not an SQLite database, or corrupt ({error})") from None
+    return conn
+
+
+def check_application(db: sqlite_utils.Database, path: Path) -> None:
+    """Refuse any SQLite file that is not a xyleme metadata database."""
+    if "meta" in db.table_names():
+        row = db.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        if row is not None and row[0] == schema.APPLICATION:
+            return
+    raise NotARepository(path, "an SQLite database, but not xyleme's")
+
+
+def lookup_pages(conn: sqlite3.Connection, ids: list[int], columns: str) -> list[tuple]:
+    """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
+    rows: list[tuple] = []
+    for chunk in chunked(list(dict.fromkeys(ids)), LOOKUP_CHUNK):
+        rows += conn.execute(
+            f"SELECT {columns} FROM pages WHERE id IN ({marks(len(chunk))})", chunk
+        ).fetchall()
+    return rows
+
+
+def require_page(conn: sqlite3.Connection, url_id: int) -> None:
+    if conn.execute("SELECT 1 FROM pages WHERE id = ?", (url_id,)).fetchone() is None:
+        raise UnknownPage(url_id)
+
+
+def require_pages(conn: sqlite3.Connection, url_ids: list[int]) -> None:
+    """Raise :class:`UnknownPage` for the first of ``url_ids`` that has no page."""
+    wanted = list(dict.fromkeys(url_ids))
+    known = {row[0] for row in lookup_pages(conn, wanted, "id")}
+    for url_id in wanted:
+        if url_id not in known:
+            raise UnknownPage(url_id)
+
+
+def max_id(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM pages").fetchone()[0]
+
+
+def chunked(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def as_columns(rows: list[tuple], width: int) -> list[tuple]:
+    """Rows turned into columns (``width`` empty tuples when there are no rows)."""
+    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
