@@ -12,12 +12,13 @@ fetched),
 :mod:`~xyleme.crawler.engine` that moves requests between them. See docs/crawler.md.
 """
 
-from xyleme.crawler.engine import Crawler, CrawlEvent
+from xyleme.crawler.engine import Crawler
 from xyleme.crawler.fetcher import FetchError
 from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
+from xyleme.crawler.writer import CrawlEvent
 
 __all__ = [
     "CrawlEvent",
