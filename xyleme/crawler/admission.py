@@ -50,8 +50,6 @@ class LinkAdmission:
     def _vouches_for(self, host: str, address: str) -> bool:
         return self._scope.vouches_for(host, address)
 
-    # ------------------------------------------------------------------ submission API
-
     def submit(
         self,
         url_or_id: str | int,

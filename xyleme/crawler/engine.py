@@ -1,16 +1,20 @@
-"""The crawler (Xyro, paper §3): moves URLs from the frontier through the fetcher to the
-metadata manager, the loader and the event listeners. It decides nothing itself; each step
-is another component's job:
+"""The crawler's orchestration (Xyro, paper §3): the workers, the writer task, the run and
+its clean stop. It moves URLs from the frontier through the fetcher to the metadata manager,
+the loader and the event listeners, and decides nothing itself; each step is a job of its
+own module, mixed into :class:`Crawler`:
 
-1. ``submit`` canonicalises a URL, checks scope and trap guards and queues it (frontier);
+1. ``submit`` canonicalises a URL, checks scope and trap guards and queues it
+   (:mod:`~xyleme.crawler.admission`, which also keeps the seen-URL table, the host page
+   budget and the record of every refused link);
 2. a worker takes the best request a polite host allows (frontier + politeness slots);
-3. it makes sure the host's robots.txt is known and allows the URL (robots);
-4. it GETs the page, conditionally when validators are known (fetcher);
-5. it types the body, hashes it (MD5) and extracts an HTML page's links (content, htmlparse);
-6. the writer commits a batch of fetch results in one metadata transaction each for ids and
+3. it makes sure the host's robots.txt is known and allows the URL, then GETs the page,
+   conditionally when validators are known (:mod:`~xyleme.crawler.fetching`);
+4. the response is judged: a redirect, a back-off, a failure, or a body typed, hashed (MD5)
+   and, for HTML, its links extracted (:mod:`~xyleme.crawler.classify`);
+5. the writer commits a batch of fetch results in one metadata transaction each for ids and
    for records (``ids_for`` + ``record_fetches``), then fires ``page_fetched`` /
    ``page_changed`` / ``page_dead`` / ``page_failed``, hands new XML to the loader's sink and
-   queues the unseen links at level 3 (scouting).
+   queues the unseen links at level 3 (:mod:`~xyleme.crawler.writer`).
 
 Every failure becomes a FetchResult of type ERROR or DEAD with its reason; no exception
 escapes a worker.
