@@ -8,16 +8,20 @@ Crawl-delay, Retry-After), :mod:`~xyleme.crawler.robots` (robots.txt via Protego
 :mod:`~xyleme.crawler.htmlparse` (what a body is, how an HTML page is decoded and what it
 links to), :mod:`~xyleme.crawler.scope` and :mod:`~xyleme.crawler.denylist` (what may be
 fetched),
-:mod:`~xyleme.crawler.seen` (the seen-URL table), :mod:`~xyleme.crawler.stats`, and the
-:mod:`~xyleme.crawler.engine` that moves requests between them. See docs/crawler.md.
+:mod:`~xyleme.crawler.seen` (the seen-URL table), :mod:`~xyleme.crawler.stats`; the
+crawler's own steps: :mod:`~xyleme.crawler.admission` (which links are taken in),
+:mod:`~xyleme.crawler.fetching` (one request's fetch), :mod:`~xyleme.crawler.classify` (what
+a response means), :mod:`~xyleme.crawler.writer` (batched writes, then the events), and the
+:mod:`~xyleme.crawler.engine` that runs them. See docs/crawler.md.
 """
 
-from xyleme.crawler.engine import Crawler, CrawlEvent
+from xyleme.crawler.engine import Crawler
 from xyleme.crawler.fetcher import FetchError
 from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
+from xyleme.crawler.writer import CrawlEvent
 
 __all__ = [
     "CrawlEvent",

@@ -36,8 +36,8 @@ from urllib.parse import urljoin
 from metadata import FetchResult, InvalidURL, Metadata, PageRecord, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from refresh.recheck import Liveness, Verdict
+from xyleme.crawler.classify import parse_http_date
 from xyleme.crawler.content import classify
-from xyleme.crawler.engine import _parse_http_date
 from xyleme.crawler.fetcher import Fetcher, FetchError
 from xyleme.crawler.frontier import Frontier, host_key
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
@@ -340,7 +340,7 @@ class CrawlerProbe:
         kind = classify(response.content_type, response.url, response.body or b"")
         # A HEAD has no body to sniff: the stored type stands when the header says nothing.
         page_type = stored if kind.sniffed and response.body is None and stored else kind.page_type
-        last_modified = _parse_http_date(response.last_modified)
+        last_modified = parse_http_date(response.last_modified)
         result = FetchResult(
             page.url_id,
             now,

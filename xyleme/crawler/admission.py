@@ -1,0 +1,236 @@
+"""Which URLs the crawler takes in (paper §3): the submission API, the scope, trap and suffix
+verdicts, the seen-URL table (and its file), the per-host page budget, and the bookkeeping of
+every refused URL with its reason (``Metadata.reject``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loader import LoadOutcome
+from metadata import InvalidURL, canonicalize_url
+from xyleme.crawler.frontier import Level, Request, host_key
+from xyleme.crawler.scope import Scope
+from xyleme.crawler.seen import SeenURLs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from loader import LoadResult
+
+log = logging.getLogger(__name__)
+
+
+SEEN_FILE = "crawler-seen.u64"
+"""The saved seen-URL table, next to metadata.db (8 bytes per slot, see SeenURLs)."""
+
+
+class LinkAdmission:
+    """The Crawler's link admission (a mixin of :class:`~xyleme.crawler.Crawler`, which supplies
+    ``metadata``, ``settings``, ``stats``, ``frontier``, ``robots``, ``seen`` and the guards).
+    """
+
+    @property
+    def scope(self) -> Scope:
+        """What may be fetched; a new scope forgets the verdicts cached under the old one."""
+        return self._scope
+
+    @scope.setter
+    def scope(self, scope: Scope) -> None:
+        self._scope = scope
+        # A link recurs on many pages: its verdict is remembered (the hot path's second cost).
+        self._link_refusal = functools.lru_cache(maxsize=1 << 16)(self._refusal)
+
+    def _vouches_for(self, host: str, address: str) -> bool:
+        return self._scope.vouches_for(host, address)
+
+    def submit(
+        self,
+        url_or_id: str | int,
+        level: int = Level.SCOUTING,
+        score: float = 0.0,
+        *,
+        referrer: int | None = None,
+        reload: bool = False,
+    ) -> bool:
+        """Queue a URL (or a known URL-Id) at a level, ordered in it by ``score`` (higher first).
+
+        The one submission API of every module (paper §3's five levels). Returns False when
+        the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
+        recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
+        An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
+        ``reload`` reads the page for the loader even if unchanged (``Request.reload``).
+        """
+        level = Level(level)
+        if isinstance(url_or_id, int):
+            url_id, url = url_or_id, self.metadata.url_of(url_or_id)
+        else:
+            url_id = None
+            try:
+                url = canonicalize_url(url_or_id)
+            except InvalidURL as error:
+                self._reject_now(url_or_id, error.reason, referrer)
+                return False
+        refusal = self._refusal(url, dependency=level == Level.DEPENDENCY)
+        if refusal is not None:
+            self._reject_now(url, refusal, referrer)
+            return False
+        self.seen.add(url)
+        request = Request(
+            url,
+            level,
+            score,
+            url_id=url_id,
+            referrer=referrer,
+            dependency=level == 0,
+            reload=reload,
+        )
+        return self.frontier.push(request)
+
+    def request(self, url: str, referrer_id: int | None) -> bool | None:
+        """The loader's :class:`loader.DependencyFetcher`: a DTD or entity, at level 0 (it
+        must not wait behind anything), within the scope like any URL.
+
+        The loader calls it from its worker thread: the request is then handed to the event
+        loop (and None returned). A refused URL is reported to the loader at once
+        (``dependency_failed``): its waiting documents are kept without it.
+        """
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            try:
+                in_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                in_loop = False
+            if not in_loop:
+                loop.call_soon_threadsafe(self._request_now, url, referrer_id)
+                return None
+        return self._request_now(url, referrer_id)
+
+    def _request_now(self, url: str, referrer_id: int | None) -> bool:
+        if self.submit(url, Level.DEPENDENCY, referrer=referrer_id):
+            return True
+        try:
+            canonical = canonicalize_url(url)
+        except InvalidURL:
+            return False  # no URL-Id: nothing can wait on it
+        refusal = self._refusal(canonical, dependency=True)
+        if refusal is not None and self._lane is not None:
+            # The loader may not have written the URL-Id its documents wait on yet (it asks
+            # mid-load): the id is made here, and the lane serves the failure after that load.
+            url_id = self.metadata.id_for(canonical)
+            self._lane.fail(url_id, canonical, refusal)  # its waiting documents load now
+        return False
+
+    def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
+        """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
+        reason = self.scope.refusal(url) or self._traps.refusal(url)
+        if reason is None and not dependency:
+            reason = self._suffixes.refusal(url)
+        return reason
+
+    def link_refusal(self, url: str) -> str | None:
+        """Why a canonical link is not followed (scope, trap shape, suffix), or None: the
+        loader's admission of XML links, the same as an HTML link's (thread-safe)."""
+        return self._link_refusal(url)
+
+    def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
+        self.stats.count_rejected(reason)
+        self.metadata.reject(url, reason, referrer)
+
+    def _saved_seen(self) -> SeenURLs | None:
+        """The seen-URL table a previous run saved next to the metadata (paper §3: URLs
+        already taken in stay known across runs; refresh, not scouting, reads them again)."""
+        path = self._seen_path()
+        if not path.exists():
+            return None
+        try:
+            return SeenURLs.load(path)
+        except (OSError, ValueError):
+            log.exception("ignoring an unreadable seen-URL table")
+            return None
+
+    def _save_seen(self) -> None:
+        try:
+            self.seen.save(self._seen_path())
+        except OSError:  # a full disk must not turn a clean stop into a crash
+            log.exception("could not save the seen-URL table")
+
+    def _seen_path(self) -> Path:
+        return Path(self.metadata.path).with_name(SEEN_FILE)
+
+    def _keep_links(
+        self, links: list[str], invalid: list[tuple[str, str]]
+    ) -> tuple[list[str], list[tuple[str, str]]]:
+        """Split a page's links into children and refusals (out of scope, trap, suffix).
+
+        A refused URL is recorded once per run: the seen-URL table remembers it.
+        """
+        kept: list[str] = []
+        rejects = [(url, f"invalid URL: {reason}") for url, reason in invalid]
+        for link in links:
+            reason = self._link_refusal(link)
+            if reason is None:
+                kept.append(link)
+            elif self.seen.add(link):
+                rejects.append((link, reason))
+        return kept, rejects
+
+    def _scout(self, links: Iterable[str], parent: Request) -> None:
+        """Queue a page's unseen links at level 3, unless their host's page budget is spent.
+
+        A link its host's robots.txt (already known) disallows is recorded at once, without
+        a trip through the queue and a worker.
+        """
+        now = time.monotonic()
+        for link in links:
+            if not self.seen.add(link):
+                continue
+            key = host_key(link)
+            if self._budget.spent(key):
+                self.stats.count_rejected(self._budget.reason)
+                self.metadata.reject(link, self._budget.reason, parent.url_id)
+                continue
+            request = Request(
+                link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key
+            )
+            rules = self.robots.lookup(key, now)
+            refusal = rules and rules.refusal(link, self.settings.robots_agent)
+            if refusal:
+                self._busy += 1
+                kind = rules.error_kind or "robots"
+                self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
+            else:
+                self.frontier.push(request)
+
+    def _loaded(self, result: LoadResult, request: Request | None) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3).
+
+        A dependency's result carries the documents that waited on it (``retried``): their
+        links are followed too, from the depth of the request that brought the dependency,
+        or from a seed's depth when the dependency could not be had (``request`` None).
+        """
+        for retried in result.retried:
+            self._loaded(retried, request and replace(request, url_id=retried.url_id))
+        if result.outcome != LoadOutcome.STORED or not result.links:
+            return
+        if request is None:  # the document itself, loaded when its dependency failed
+            url = self.metadata.url_of(result.url_id)
+            request = Request(url, Level.SCOUTING, url_id=result.url_id)
+        if request.depth >= self.settings.max_scout_depth:
+            return
+        links = self.metadata.urls_of(self.metadata.children(result.url_id).tolist())
+        follow = []
+        for link in links:
+            reason = self._link_refusal(link)
+            if reason is None:
+                follow.append(link)
+            elif self.seen.add(link):
+                self.stats.count_rejected(reason)
+                self.metadata.reject(link, reason, result.url_id)
+        self._scout(follow, request)
