@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -287,12 +286,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(status_text(facts))
 
 
-def _when(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
 STATUS_LABELS = {
     "fetch_rate": "pages/s",
     "queues": "queues",
@@ -311,7 +304,7 @@ def status_text(facts: dict[str, Any]) -> str:
     running = "not running" if daemon["pid"] is None else f"running (pid {daemon['pid']})"
     lines = [
         f"daemon        {running}{', paused' if facts['paused'] else ''}",
-        f"simulated now {_when(clock['now'])}"
+        f"simulated now {when(clock['now'], '-')}"
         + (f"  (clock speed x{clock['speed']:g})" if clock["speed"] else ""),
         f"seeds         {facts['seeds']}",
         "pages         "
@@ -320,7 +313,7 @@ def status_text(facts: dict[str, Any]) -> str:
     ]
     live = facts["live"]
     if live:
-        lines.append(f"checkpoint    {_when(live.get('at'))}")
+        lines.append(f"checkpoint    {when(live.get('at'), '-')}")
         for name, label in STATUS_LABELS.items():
             if name in live:
                 lines.append(f"{label:<13} {_shown(name, live[name])}")
@@ -332,7 +325,7 @@ def status_text(facts: dict[str, Any]) -> str:
 def _shown(name: str, value: Any) -> str:
     """One checkpointed figure for a person: a missing one is "never" or "unknown", no None."""
     if name.startswith("last_"):
-        return "never" if value is None else _when(value)
+        return "never" if value is None else when(value, "-")
     if value is None:
         return "– (no refresh pass yet)" if name == "refreshes_last_unit" else "unknown"
     if name == "queues":

@@ -14,7 +14,6 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -30,6 +29,7 @@ from ranking.repository import provenance, rank_repository
 from ranking.settings import RankingSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
+from xyleme.cli.listing import when
 from xyleme.cli.ops import hand_to_daemon, report
 from xyleme.cli.params import PAGE
 from xyleme.lock import DaemonLock, RepositoryLocked
@@ -269,8 +269,8 @@ def show(ctx: click.Context, url: str, as_json: bool) -> None:
         if key != "computed":
             click.echo(f"{key:<20} {'-' if value is None else value}")
     for kind, made in record["computed"].items():
-        when = datetime.fromtimestamp(made["computed_at"], UTC).strftime("%Y-%m-%d %H:%M:%SZ")
         click.echo(
-            f"{kind} computed {when}: damping {made['damping']}, {made['sweeps']} sweeps, "
+            f"{kind} computed {when(made['computed_at'])}: damping {made['damping']}, "
+            f"{made['sweeps']} sweeps, "
             f"{made['figure_name']} {made['figure']:.2e}, snapshot {made['snapshot']}"
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -13,6 +12,7 @@ from metadata import Metadata, MetadataError, PageRecord
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
+from xyleme.cli.listing import when
 from xyleme.cli.params import PAGE
 from xyleme.config import Config, as_toml
 
@@ -96,12 +96,6 @@ def page(ctx: click.Context, url: str, as_json: bool) -> None:
         click.echo(_as_text(record, {**links, **loading}))
 
 
-def _when(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
 _TIMES = {"first_access", "last_access", "last_change", "last_modified", "next_refresh"}
 
 
@@ -115,7 +109,7 @@ def _as_text(record: PageRecord, extra: dict[str, object]) -> str:
     width = max(map(len, rows))
     lines = []
     for name, value in rows.items():
-        shown = _when(value) if name in _TIMES | {"discovered_at"} else value
+        shown = when(value, "-") if name in _TIMES | {"discovered_at"} else value
         lines.append(f"{name:<{width}}  {'-' if shown is None else shown}")
     lines.append("")
     lines.append(f"observations ({len(observations)}, oldest first)")
@@ -123,5 +117,7 @@ def _as_text(record: PageRecord, extra: dict[str, object]) -> str:
         lines.append(f"  {'when':<20}  {'changed':<7}  last-modified")
     for seen in observations:
         changed = {None: "first", True: "yes", False: "no"}[seen["changed"]]
-        lines.append(f"  {_when(seen['at']):<20}  {changed:<7}  {_when(seen['last_modified'])}")
+        lines.append(
+            f"  {when(seen['at'], '-'):<20}  {changed:<7}  {when(seen['last_modified'], '-')}"
+        )
     return "\n".join(lines)

@@ -6,7 +6,6 @@ import csv
 import json
 import math
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -19,6 +18,7 @@ from refresh.report import ScheduleReport, host_keys, schedule_report
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
+from xyleme.cli.listing import when
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
 from xyleme.status import repository_now
@@ -43,12 +43,6 @@ def load_settings(repo: Path) -> RefreshSettings:
         return load_config(repo / CONFIG).refresh
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-
-
-def _when(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "never"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def page_rows(report: ScheduleReport, rows: np.ndarray, urls: list[str]) -> list[dict]:
@@ -81,7 +75,7 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
     console = Console(width=max(Console().width, 120))
     unit_h = report.settings.time_unit_s / 3600
     console.print(
-        f"now {_when(report.now)}; time unit {unit_h:g} h; G = {summary['bandwidth_G']:,.0f} "
+        f"now {when(report.now)}; time unit {unit_h:g} h; G = {summary['bandwidth_G']:,.0f} "
         f"pages/unit, θ = {summary['discovery_share_theta']:.0%}, "
         f"G_r = {summary['refresh_bandwidth_Gr']:,.0f}"
     )
@@ -104,7 +98,7 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
         table.add_row(
             page["url"],
             page["type"],
-            _when(page["next_refresh"] if page["next_refresh"] is not None else math.inf),
+            when(page["next_refresh"]),
             "-" if page["in_units"] is None else f"{page['in_units']:.3g}",
             "-" if page["interval_units"] is None else f"{page['interval_units']:.3g}",
             f"{page['change_rate_per_unit']:.3g}",
