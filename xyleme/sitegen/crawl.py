@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme.cli.repository import create_repository
 from xyleme.commands import RepositoryTarget
-from xyleme.config import Config, ConfigError
+from xyleme.config import Config
 from xyleme.daemon import Daemon
 from xyleme.sitegen.server import RealSiteServer
 
@@ -53,14 +52,8 @@ class DaemonCrawl:
 
 
 def scope_for(served: RealSiteServer) -> list[str]:
-    """The ``[daemon] scope`` naming the site's two origins and nothing else."""
+    """The ``[crawler] scope`` naming the site's two origins and nothing else."""
     return [f"{origin}/" for origin in served.site.scope_origins]
-
-
-def host_scope_for(served: RealSiteServer) -> list[str]:
-    """The site's scope as host names, for a ``[daemon] scope`` that takes only domains
-    (main before issue 16: it cannot name a port, so the off-scope port is in it)."""
-    return sorted({urlsplit(origin).hostname for origin in served.site.scope_origins})
 
 
 async def crawl_with_daemon(
@@ -70,18 +63,13 @@ async def crawl_with_daemon(
     create_repository(repository)
     with Metadata.open(repository / "metadata.db") as md:
         RepositoryTarget(md).add_seeds(served.site.seeds)
-    daemon = None
-    for scope in (scope_for(served), host_scope_for(served)):
-        daemon = Daemon(
-            repository,
-            _config(Config(), scope, concurrency),
-            clock=ManualClock(EPOCH),
-            resolver=served.resolver(),
-        )
-        daemon.open()
-        if daemon.crawler.scope.refusal(served.site.seeds[0]) is None:
-            break
-        daemon.close()  # a scope that takes only domains (main before issue 16)
+    daemon = Daemon(
+        repository,
+        _config(Config(), scope_for(served), concurrency),
+        clock=ManualClock(EPOCH),
+        resolver=served.resolver(),
+    )
+    daemon.open()
     outcome = DaemonCrawl()
     try:
         start = time.perf_counter()
@@ -100,12 +88,9 @@ def _config(config: Config, scope: list[str], concurrency: int) -> Config:
     """The site's scope; no politeness delay on loopback; ``concurrency`` requests in flight
     in all (the site's two host names are one server: the bare loop gets the same number);
     scouting deep enough for any path of the site."""
-    try:
-        config = config.replace("crawler", scope=scope)  # issue 16's scope rules
-    except ConfigError:  # main before issue 16: [daemon] scope, domains only
-        config = config.replace("daemon", scope=scope)
     return config.replace(
         "crawler",
+        scope=scope,
         min_delay=0.0,
         max_crawl_delay=0.0,
         concurrency=concurrency,
@@ -141,9 +126,6 @@ def _read_matrix(
 ) -> None:
     """The matrix the ranking pass reads (``Metadata.link_matrix``, issue 16's rule, with the
     crawl's scope as the daemon gives it)."""
-    if not hasattr(md, "link_matrix"):  # main before issue 16: the ranking reads Link-Data
-        outcome.matrix_pages, outcome.matrix_edges = set(urls.values()), set(outcome.edges)
-        return
     with md.link_matrix(in_scope=in_scope) as matrix:
         ids = matrix.ids.tolist()
         outcome.matrix_pages = {urls[url_id] for url_id in ids}
