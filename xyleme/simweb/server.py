@@ -70,8 +70,9 @@ _SITEMAP_PART = re.compile(r"/sitemap-(\d+)\.xml$")
 _REDIRECT_PREFIXES = ("/moved", "/hop/1", "/hop/2", "/loop/a", "/loop/b")
 
 
-class _UntypedResponse(web.Response):
-    """A response without Content-Type (aiohttp always adds one; this fault needs none)."""
+class UntypedResponse(web.Response):
+    """A response without Content-Type (aiohttp always adds one; this fault needs none, and
+    the realistic site's misconfigured pages too)."""
 
     async def _write_headers(self) -> None:
         self._headers.popall(hdrs.CONTENT_TYPE, None)
@@ -354,7 +355,7 @@ class SimWebServer:
         elif fault == Fault.OVERSIZE:
             body = self.renderer.padded(body, self.web.settings.faults.oversize_bytes)
         elif fault == Fault.MISSING_TYPE:
-            return _UntypedResponse(body=body, headers=headers)
+            return UntypedResponse(body=body, headers=headers)
         return web.Response(body=body, headers=headers)
 
     @staticmethod

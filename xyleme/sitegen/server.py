@@ -20,6 +20,7 @@ from types import TracebackType
 from aiohttp import hdrs, web
 
 from xyleme.simweb.resolver import SimWebResolver
+from xyleme.simweb.server import UntypedResponse
 from xyleme.sitegen.build import IDNA_PUNYCODE, SiteSpec, build_site
 from xyleme.sitegen.model import Response, Site, canonical, is_xml_type
 
@@ -42,15 +43,6 @@ class Access:
     port: int
     """The local port the request reached."""
     status: int
-
-
-class _Untyped(web.Response):
-    """A response without any Content-Type (aiohttp adds one to every body otherwise):
-    what a misconfigured server sends, for WHATWG sniffing to decide."""
-
-    async def _prepare_headers(self) -> None:
-        await super()._prepare_headers()
-        self._headers.pop(hdrs.CONTENT_TYPE, None)
 
 
 class RealSiteServer:
@@ -143,7 +135,7 @@ class RealSiteServer:
             if _not_modified(request, headers):
                 status, body = 304, b""
         self.accesses.append(Access(request.method, request.raw_path, request.host, port, status))
-        kind = web.Response if response.content_type is not None else _Untyped
+        kind = web.Response if response.content_type is not None else UntypedResponse
         answer = kind(status=status, body=body, headers=headers)
         if response.content_type is not None:
             answer.headers[hdrs.CONTENT_TYPE] = response.content_type
