@@ -13,13 +13,12 @@ import pytest
 from aiohttp import web
 
 from loader import Loader
-from metadata import LoadStatus, Metadata, PageType
-from metadata.clock import ManualClock
-from tests.crawler_site import Page, Site, SiteResolver
-from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from metadata import LoadStatus, PageType
+from tests import crawler_fixtures
+from tests.crawler_site import Page
+from xyleme.crawler import Crawler, CrawlerSettings
 from xyleme.crawler.fetcher import SPOOLED_BODIES, Fetcher, FetchError
 
-FAST = {"min_delay": 0.0, "concurrency": 4, "per_host_concurrency": 2, "write_interval": 0.01}
 MIB = 1024 * 1024
 
 
@@ -28,29 +27,12 @@ def vouch_loopback(host: str, address: str) -> bool:
     return True
 
 
-@pytest.fixture
-async def site():
-    web_site = Site()
-    await web_site.start()
-    yield web_site
-    await web_site.stop()
+site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
-@pytest.fixture
-def md(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
-        yield metadata
-
-
-def make_crawler(md, sink=None, **settings) -> Crawler:
-    return Crawler(
-        md,
-        CrawlerSettings(**{**FAST, **settings}),
-        Scope(["domain:test:*"]),
-        clock=md.clock,
-        resolver=SiteResolver(),
-        sink=sink,
-    )
+def make_crawler(md, **settings) -> Crawler:
+    """The shared test crawler with 4 requests in flight."""
+    return crawler_fixtures.make_crawler(md, **{"concurrency": 4, **settings})
 
 
 def spooled_files(folder: Path) -> list[Path]:
