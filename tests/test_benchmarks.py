@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.smoke_runs import smoke_run
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 README = BENCHMARKS / "README.md"
-
-SMOKE_TIMEOUT_S = 180
-"""A smoke run takes seconds on an idle machine; this only stops a hung one."""
 
 PEER_FIGURES = {
     "bench_crawl.py": {"scrapy_pages_per_s", "ratio_vs_scrapy"},
@@ -48,15 +45,7 @@ def test_every_benchmark_has_its_row_and_every_row_its_benchmark():
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(PROMISED))
 def test_the_smoke_run_ends_with_the_promised_json(script):
-    done = subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), "--smoke"],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=SMOKE_TIMEOUT_S,
-        check=False,
-    )
+    done = smoke_run(script)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     assert len(lines) > 1, "the figures are printed before the JSON line"

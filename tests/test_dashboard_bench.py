@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.smoke_runs import smoke_run
+
 KEYS = {
     "status_p99_ms_quiet",
     "status_p99_ms_loaded",
@@ -18,13 +16,7 @@ KEYS = {
 
 
 def test_smoke_run_prints_the_promised_figures():
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_dashboard.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = smoke_run("bench_dashboard.py")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(figures) >= KEYS

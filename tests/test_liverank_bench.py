@@ -1,24 +1,16 @@
 """The LiveRank benchmark runs end to end and ends with the JSON line the issue asks for."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from ranking.liverank_settings import STRATEGIES
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_liverank.py"
+from tests.smoke_runs import smoke_run
 
 
 def test_small_benchmark_prints_every_cost_curve():
     # --smoke: 3,000 pages and no plot, so the run needs no [bench] package (matplotlib)
-    out = subprocess.run(
-        [sys.executable, str(BENCH), "--smoke"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
+    done = smoke_run("bench_liverank.py")
+    done.check_returncode()
+    out = done.stdout
     summary = json.loads(out.strip().splitlines()[-1])
     assert set(summary["cost"]) == set(STRATEGIES)
     alphas = [f"{a / 10:.1f}" for a in range(1, 10)]

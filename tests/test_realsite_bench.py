@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_site.py"
+from tests.smoke_runs import smoke_run
+
 KEYS = {
     "pages_reachable",
     "pages_read",
@@ -24,13 +22,8 @@ KEYS = {
 
 @pytest.mark.slow
 def test_bench_site_prints_its_figures_and_a_json_last_line():
-    out = subprocess.run(
-        [sys.executable, str(BENCH), "--smoke"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
+    out = smoke_run("bench_site.py")
+    out.check_returncode()
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last.keys() >= KEYS
     assert last["pages_reachable"] > 300 and 0.5 < last["reach"] <= 1.0
