@@ -1,7 +1,7 @@
 """The loader's settings: one typed dataclass of documented defaults and ranges.
 
 Built from plain values (the daemon composes it into ``xyleme.toml``), in the convention of
-every package's settings (``metadata.settings``); every limit is on by default so a hostile
+every package's settings (``conventions``); every limit is on by default so a hostile
 or broken document costs bounded time and memory.
 """
 
@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 
 MIB = 1 << 20
 GIB = 1 << 30

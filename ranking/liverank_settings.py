@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 
 STATIC_STRATEGIES = ("r", "i", "p")
 """§2.3: random permutation, decreasing in-degree, PageRank."""

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 from ranking.opic import OPIC
 from ranking.opic_select import STRATEGIES, PageSelector
 from ranking.opic_windows import (

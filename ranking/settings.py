@@ -1,6 +1,6 @@
 """The ranking module's settings: a typed dataclass of documented defaults and ranges.
 
-Written in the convention of every package's settings (``metadata.settings``): each field
+Written in the convention of every package's settings (``conventions``): each field
 declares its range and is followed by its one-line documentation, for the repository's
 ``xyleme.toml`` and the CLI's help.
 """
@@ -12,7 +12,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 from ranking.memory import parse_size
 
 Variant = Literal["PR'", "PR''"]

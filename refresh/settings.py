@@ -1,6 +1,6 @@
 """The refresh module's settings: one typed dataclass of documented defaults and ranges.
 
-Written in the convention of every package's settings (``metadata.settings``); the daemon
+Written in the convention of every package's settings (``conventions``); the daemon
 composes it into ``xyleme.toml``. Times are simulated seconds (``metadata.clock``) unless a
 name ends in ``_units``, which counts time units (``time_unit_s``, the paper's shortest
 refresh interval).
@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 
 DAY_S = 86_400.0
 YEAR_S = 366 * DAY_S

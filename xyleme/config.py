@@ -2,7 +2,7 @@
 
 The configuration is composed from the settings dataclasses the packages own (Scrapy's one
 settings module, split by owner): :class:`Config` has one field per TOML section, typed by
-that section's dataclass, whose fields declare their type and range (``metadata.settings``).
+that section's dataclass, whose fields declare their type and range (``conventions``).
 Loading refuses an unknown section or key, or a value of the wrong type or out of range,
 with a one-line :class:`ConfigError` that names the file, the section, the key, the value
 and what is allowed, so a daemon never starts on a configuration it misread.

@@ -2,7 +2,7 @@
 
 Each component keeps its settings in its own package (``metadata.MetadataSettings``, …);
 these are the ones that belong to nobody else. :mod:`xyleme.config` composes them all into
-``xyleme.toml``. They follow every package's settings convention (``metadata.settings``).
+``xyleme.toml``. They follow every package's settings convention (``conventions``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 from refresh.settings import Bandwidth, DiscoveryShare, TimeUnitSeconds
 from xyleme.crawler.settings import ScopeRules
 

@@ -1,6 +1,6 @@
 """The archive's settings: WARC files and the crawl log (issue 17), ``[archive]`` in xyleme.toml.
 
-They follow every package's settings convention (``metadata.settings``).
+They follow every package's settings convention (``conventions``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 
 MIB = 1024 * 1024
 

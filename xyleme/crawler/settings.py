@@ -3,7 +3,7 @@
 The daemon builds :class:`CrawlerSettings` from the ``[crawler]`` table of ``xyleme.toml``;
 tests and library users build it directly from plain values. Durations are *real* seconds
 (politeness, timeouts and robots.txt expiry run on real time, ARCHITECTURE "Time"). Add a
-setting only with its range and its doc line (the convention of ``metadata.settings``).
+setting only with its range and its doc line (the convention of ``conventions``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 from xyleme.crawler.denylist import DEFAULT_DENIED_SUFFIXES, normalize_suffixes
 from xyleme.crawler.scoperules import parse_rule
 

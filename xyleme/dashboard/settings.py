@@ -1,4 +1,4 @@
-"""The dashboard's settings: documented defaults and ranges (``metadata.settings``'s convention)."""
+"""The dashboard's settings: documented defaults and ranges (``conventions``'s convention)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 from refresh.settings import RefreshSettings
 from xyleme.config import CONFIG_FILE, load_config
 

@@ -19,7 +19,7 @@ from typing import Annotated
 from pydantic import Field, ValidationError
 from pydantic.dataclasses import dataclass
 
-from metadata.settings import SETTINGS
+from conventions import SETTINGS
 
 DAY = 86_400.0
 """Seconds in a simulated day."""
