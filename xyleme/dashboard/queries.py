@@ -16,13 +16,13 @@ import contextlib
 import json
 import math
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from loader import LoaderError
 from loader.query import compile_query
+from xyleme.children import child_environment, python_command
 
 WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0
@@ -98,9 +98,8 @@ class QueryPool:
             "memory_mb": self.memory_mb,
         }
         worker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            WORKER,
+            *python_command(WORKER),
+            env=child_environment(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
 
 from metadata.clock import Clock
+from xyleme.children import child_environment, python_command
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
@@ -74,12 +74,12 @@ class SimWebProcess:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(self.settings.to_dict(), handle)
             self._settings_file = Path(handle.name)
-        command = [sys.executable, "-m", "xyleme", "simweb", "serve"]
-        command += ["--settings", str(self._settings_file), "--json", *self._options]
+        command = python_command("xyleme", "simweb", "serve", "--settings")
+        command += [str(self._settings_file), "--json", *self._options]
         # The child's errors go to a file: a pipe nobody reads would fill and stall it.
         self._errors = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self._errors, text=True
+            command, stdout=subprocess.PIPE, stderr=self._errors, text=True, env=child_environment()
         )
         try:
             started = json.loads(self.process.stdout.readline() or "null")
