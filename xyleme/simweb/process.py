@@ -1,8 +1,9 @@
 """Run the simulated web in a child process (benchmarks keep its CPU out of their figures).
 
-:class:`SimWebProcess` starts ``python -m xyleme simweb serve --json`` with the given settings,
-reads the port and seed URLs it prints, and stops it with SIGINT on exit. The child's pid lets
-a benchmark measure the server's CPU time separately (e.g. with psutil).
+:class:`SimWebProcess` starts ``python -m xyleme.simweb.child`` (the simulated web without the
+CLI) with the given settings, reads the port and seed URLs it prints, and stops it with SIGINT
+on exit. The child's pid lets a benchmark measure the server's CPU time separately (e.g. with
+psutil).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class SimWebProcess:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(self.settings.to_dict(), handle)
             self._settings_file = Path(handle.name)
-        command = python_command("xyleme", "simweb", "serve", "--settings")
-        command += [str(self._settings_file), "--json", *self._options]
+        command = python_command("xyleme.simweb.child", "--settings", str(self._settings_file))
+        command += self._options
         # The child's errors go to a file: a pipe nobody reads would fill and stall it.
         self._errors = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
