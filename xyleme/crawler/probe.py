@@ -282,10 +282,11 @@ class CrawlerProbe:
         freed = self._freed.setdefault(key, asyncio.Condition())
         async with freed:
             while not (slot := self.frontier.slot(key)).can_start(now := time.monotonic()):
+                # asyncio.timeout, not wait_for: a cancel racing wait_for's timeout leaves
+                # Condition.wait re-taking the lock after we left, and the host's slot stuck
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        freed.wait(), max(slot.next_start - now, SLOT_POLL_SECONDS)
-                    )
+                    async with asyncio.timeout(max(slot.next_start - now, SLOT_POLL_SECONDS)):
+                        await freed.wait()
             slot.start(now)
 
     async def _leave(self, key: str, back_off: float | None) -> None:
