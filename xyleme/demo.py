@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metadata import Metadata, PageType
+from metadata import Metadata, MetadataSettings, PageType
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config, as_toml
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
@@ -62,12 +62,14 @@ RECHECK_AT = 0.6
 RECHECK_SHARE = 0.2
 """Share of the web's pages the re-check probes (its budget)."""
 CALIBRATION_SECONDS = 2.0
-SIMWEB_CACHE_BYTES = 16 << 20
+SIMWEB_CACHE_BYTES = 4 << 20
 """The simulated web's body cache: its default (256 MiB) would be most of the demo's memory."""
 OVERSIZE_BYTES = 2 << 20
 GZIP_BOMB_BYTES = 256 << 20
 """The demo's over-size pages and gzip bomb, past the demo crawler's caps (``DEMO_CRAWLER``)
 as the defaults are past the default caps, but each costing a few MiB, not tens."""
+DEMO_CACHE_MB = 4
+"""SQLite's page cache per connection: the demo's metadata is a few MiB."""
 DEMO_MARKER = "demo.json"
 """The file that says a folder is the demo's, with the plan and how far the run got."""
 
@@ -121,7 +123,7 @@ class DemoPlan:
             .replace("clock", speed=self.speed)
             .replace("bandwidth", G=self.G, theta=self.theta)
             .replace("daemon", checkpoint_seconds=2.0, rank_every=self.rank_every)
-            .replace("metadata", cache_mb=8)
+            .replace("metadata", cache_mb=DEMO_CACHE_MB)
             .replace("ranking", memory="32MB")
             .replace(
                 "crawler",
@@ -176,12 +178,13 @@ def web_settings(pages: int) -> SimWebSettings:
 
 async def measure_capacity(settings: SimWebSettings, seconds: float = CALIBRATION_SECONDS) -> float:
     """Pages per real second the demo's crawler reads from a frozen copy of the web."""
+    sized = MetadataSettings(cache_mb=DEMO_CACHE_MB)
     with tempfile.TemporaryDirectory() as scratch, SimWebProcess(settings, frozen=True) as web:
         clock = web.clock()
-        with Metadata.create(Path(scratch) / "metadata.db", clock=clock) as md:
+        with Metadata.create(Path(scratch) / "metadata.db", clock=clock, settings=sized) as md:
             crawler = Crawler(
                 md,
-                CrawlerSettings(**DEMO_CRAWLER),
+                CrawlerSettings(**DEMO_CRAWLER, expected_urls=16 * settings.pages),
                 Scope(domains=frozenset({DOMAIN})),
                 clock=clock,
                 resolver=web.resolver(),
