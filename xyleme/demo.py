@@ -51,9 +51,10 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 CYCLE_DAYS = 2.0
 """G reads as many pages per this many days as the web holds: the mean refresh interval."""
-REFRESH_SHARE = 0.5
+REFRESH_SHARE = 0.6
 """Share of the measured capacity per day given to the policy as G (headroom for discovery,
-scouting, the loader and the ranking passes); the first day reads the whole web."""
+scouting, the loader and the ranking passes); the web is read in the first
+REFRESH_SHARE·CYCLE_DAYS days."""
 MAX_SPEED = 86_400.0
 RANK_EVERY_DAYS = 2.0
 """Days between two ranking passes (a third of a shorter run)."""
@@ -159,7 +160,7 @@ def choose_plan(
     --------
     >>> plan = choose_plan(2_000, 5, 20, capacity=400.0, speed=None)
     >>> round(plan.G), round(plan.speed), round(plan.days * DAY / plan.speed)
-    (1000, 17280, 100)
+    (1000, 20736, 83)
     """
     G = pages / CYCLE_DAYS
     if speed is None:

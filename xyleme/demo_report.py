@@ -236,9 +236,9 @@ def charts(repository: Path, plan: DemoPlan, run: DemoRun) -> dict[str, str]:
         ),
         "refreshes.svg": bar_chart(
             "Refresh cycles: pages refreshed per day",
-            [f"{i}" for i in range(len(run.refreshes_per_unit))],
+            _pass_days(passes, len(run.refreshes_per_unit)),
             run.refreshes_per_unit,
-            x_label="day",
+            x_label="simulated day of the refresh pass",
             y_label="refreshes",
             reference=plan.G * (1 - plan.theta),
             reference_label="G_r",
@@ -254,6 +254,13 @@ def charts(repository: Path, plan: DemoPlan, run: DemoRun) -> dict[str, str]:
             y_label="pages",
         ),
     }
+
+
+def _pass_days(passes: np.ndarray, count: int) -> list[str]:
+    """The bars' labels: the simulated day of each refresh pass (its index if unknown)."""
+    if len(passes) == count:
+        return [f"{day:.0f}" for day in passes.tolist()]
+    return [str(index) for index in range(count)]
 
 
 def write_plots(repository: Path, plan: DemoPlan, run: DemoRun) -> Path:

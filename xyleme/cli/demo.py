@@ -34,7 +34,7 @@ from xyleme.simweb.process import SimWebProcessError
 @click.option(
     "--days",
     type=click.FloatRange(min=0.1),
-    default=20.0,
+    default=18.0,
     show_default=True,
     help="Simulated days to run the daemon for.",
 )

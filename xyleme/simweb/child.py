@@ -16,6 +16,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from xyleme.simweb.server import SimWebServer
@@ -34,7 +35,11 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def _serve(server: SimWebServer, spec: ClockSpec, precompute: bool) -> None:
+async def serve_until_stopped(
+    server: SimWebServer, precompute: bool, started: Callable[[], None]
+) -> None:
+    """Serve until SIGINT or SIGTERM; ``started`` is called once the server listens (this
+    child and ``xyleme simweb serve`` both)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -42,14 +47,19 @@ async def _serve(server: SimWebServer, spec: ClockSpec, precompute: bool) -> Non
     if precompute:
         server.precompute()
     async with server:
-        started = {
-            "port": server.port,
-            "seed_urls": server.seed_urls,
-            "hosts": server.web.host_names,
-            "clock": spec.to_dict(),
-        }
-        print(json.dumps(started), flush=True)
+        started()
         await stop.wait()
+
+
+def _announce(server: SimWebServer, spec: ClockSpec) -> None:
+    """The one JSON line :class:`~xyleme.simweb.process.SimWebProcess` reads."""
+    started = {
+        "port": server.port,
+        "seed_urls": server.seed_urls,
+        "hosts": server.web.host_names,
+        "clock": spec.to_dict(),
+    }
+    print(json.dumps(started), flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -64,7 +74,9 @@ def main(argv: list[str]) -> int:
             frozen=options.frozen,
         )
         server = SimWebServer(settings, shared_clock(spec), port=options.port)
-        asyncio.run(_serve(server, spec, options.precompute))
+        asyncio.run(
+            serve_until_stopped(server, options.precompute, lambda: _announce(server, spec))
+        )
     except (OSError, ValueError) as error:
         print(f"simweb: {error}", file=sys.stderr)
         return 1
