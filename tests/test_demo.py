@@ -1,6 +1,7 @@
 """xyleme demo: unattended (no terminal, stdin closed), bounded, from any folder, leaves a
 repository and plots; a folder an earlier demo left is refused or started over."""
 
+import asyncio
 import json
 import os
 import re
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from xyleme.children import ROOT, child_environment, python_command
 from xyleme.cli import cli
+from xyleme.dashboard.queries import QueryPool
 from xyleme.demo import (
     CYCLE_DAYS,
     DEMO_MARKER,
@@ -103,6 +105,13 @@ def test_the_simulated_web_starts_from_a_folder_holding_a_fake_xyleme(tmp_path, 
     monkeypatch.chdir(_fake_xyleme(tmp_path))
     with SimWebProcess(web_settings(100), frozen=True) as web:
         assert web.port > 0 and web.seed_urls
+
+
+def test_a_dashboard_query_worker_runs_from_a_folder_holding_a_fake_xyleme(tmp_path, monkeypatch):
+    (tmp_path / "documents").mkdir()
+    monkeypatch.chdir(_fake_xyleme(tmp_path / "cwd"))
+    pool = QueryPool(workers=1, queue=0, time_limit=30.0, memory_mb=512)
+    assert asyncio.run(pool.run(tmp_path / "documents", "count(//i)", 0, 10)) == ([], False)
 
 
 # ---------------------------------------------------------------------- the folder

@@ -93,6 +93,9 @@ def demo(
     create_repository(repository)
     try:
         _run(repository, days, pages, speed, http)
+    except SimWebProcessError as error:  # the simulated web did not start
+        mark_done(repository, "failed")
+        raise click.ClickException(str(error)) from None
     except BaseException as error:
         interrupted = isinstance(error, KeyboardInterrupt | click.Abort)
         mark_done(repository, "interrupted" if interrupted else "failed")
@@ -118,8 +121,6 @@ def _run(
         capacity = asyncio.run(measure_capacity(settings))
     except KeyboardInterrupt:
         raise click.Abort() from None
-    except SimWebProcessError as error:
-        raise click.ClickException(str(error)) from None
     plan = choose_plan(settings.pages, settings.hosts, days, capacity, speed)
     click.echo(plan.describe())
     if terminal:
