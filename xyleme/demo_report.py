@@ -167,7 +167,8 @@ def summary(repository: Path, plan: DemoPlan, truth: GroundTruth, run: DemoRun) 
             if error is not None
             else "none yet (no refresh pass has estimated a change rate)"
         ),
-        f"  ranking: {run.rankings} passes (importance of XML, interest of HTML)",
+        f"  ranking: {run.rankings} pass{'' if run.rankings == 1 else 'es'}"
+        " (importance of XML, interest of HTML)",
         "  OPIC: "
         + (
             f"its on-line importance agrees with the last ranking pass at Spearman ρ ="
