@@ -123,8 +123,10 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         _chown_tree(home, user)
     cluster = PostgresCluster(bin_dir, data_dir, free_port())
     _command(
-        [str(bin_dir / "initdb"), "-D", str(data_dir), "-U", cluster.superuser]
-        + ["--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"],
+        [
+            *(str(bin_dir / "initdb"), "-D", str(data_dir), "-U", cluster.superuser),
+            *("--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"),
+        ],
         user,
         home,
     )
@@ -135,8 +137,10 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     pg_ctl = str(bin_dir / "pg_ctl")
     log = home / "server.log"
     _command(
-        [pg_ctl, "start", "-D", str(data_dir), "-w", "-t", str(START_TIMEOUT_S)]
-        + ["-o", options, "-l", str(log)],
+        [
+            *(pg_ctl, "start", "-D", str(data_dir), "-w", "-t", str(START_TIMEOUT_S)),
+            *("-o", options, "-l", str(log)),
+        ],
         user,
         home,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from tests.postgres_cluster import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
+from tests.postgres_cluster import PostgresCluster
 
 
 def test_each_test_gets_an_empty_database_of_its_own(postgres_url: str) -> None:
@@ -16,7 +16,7 @@ def test_each_test_gets_an_empty_database_of_its_own(postgres_url: str) -> None:
     assert int(version) >= 130000
 
 
-def test_the_cluster_listens_on_loopback_only(postgres_cluster) -> None:  # noqa: F811
+def test_the_cluster_listens_on_loopback_only(postgres_cluster: PostgresCluster) -> None:
     with psycopg.connect(postgres_cluster.url(), connect_timeout=30) as conn:
         listen = conn.execute("SHOW listen_addresses").fetchone()[0]
     assert listen == "127.0.0.1"
