@@ -42,17 +42,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from ranking import (
-    BoundElseChange,
+from ranking import BoundElseChange, L1Bound, MaxSweeps
+from ranking.pagerank import (
     DirectPageRank,
-    L1Bound,
-    MaxSweeps,
+    PowerIterationInterest,
     PowerIterationPageRank,
     SlicedGraph,
+    anon_rss_bytes,
     importance_and_interest,
+    parse_size,
 )
-from ranking.memory import anon_rss_bytes, parse_size
-from ranking.power import PowerIterationInterest
 
 MB = 1 << 20
 TOL = 1e-8
@@ -275,8 +274,7 @@ def work_networkx(work: Path, n: int) -> dict:
 
 def work_table1(work: Path, n: int, memory: str) -> dict:
     """Time per sweep (mean of 3) for direct, inverse and combined, as the paper's Table 1."""
-    from ranking import InversePageRank, xml_teleport
-    from ranking.sliced import scan
+    from ranking.pagerank import InversePageRank, scan, xml_teleport
 
     src, dst = _edges(work, mmap=True)
     graph = SlicedGraph.from_arrays(src, dst, work / "slices", memory=memory, num_pages=n)

@@ -54,9 +54,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranking import kernels
 from ranking.errors import NoErrorBound
-from ranking.slices import SlicedGraph, SliceView
+from ranking.pagerank import kernels
+from ranking.pagerank.slices import SlicedGraph, SliceView
 
 #: ε of the weights' sweeps w ← 1 + ε·w + s·M·w (module docstring).
 LIFT = 0.003

@@ -221,7 +221,7 @@ def extrapolate(current: np.ndarray, saved: np.ndarray, decay: float) -> None:
     """current ← (current − decay·saved)/(1 − decay), in place (no N-sized temporary).
 
     If current = x* + decay·e and saved = x* + e (one mode of the error, shrunk by ``decay``
-    between the two), the result is x*: the extrapolation of :mod:`ranking.inverse`.
+    between the two), the result is x*: the extrapolation of :mod:`ranking.pagerank.inverse`.
     """
     keep = 1.0 / (1.0 - decay)
     for i in range(current.shape[0]):
@@ -256,7 +256,7 @@ def inverse_finish_sweep(
     (‖x_new − x_old‖₁, ‖y‖₁, Σ ŵ_i·|x_new − x_old|_i, max over x_old_i > 0 of
     x_old_i/x_new_i), ŵ being ``weights`` stored like the direct vector (divided by OutDeg
     where it is not 0): the last two are the residual and the Collatz–Wielandt ratio of
-    :mod:`ranking.inverse_bound` for x_old (whose eq. 6–7 image is x_new). The
+    :mod:`ranking.pagerank.inverse_bound` for x_old (whose eq. 6–7 image is x_new). The
     normalisation factor r of eq. 7 is 1/‖y‖₁.
     """
     total = 0.0
@@ -297,7 +297,7 @@ def inverse_residual(
 
     Returns (Σ ŵ_i·|y_i − x_i|, max over x_i > 0 of x_i/y_i, min x_i), ŵ being ``weights``
     stored like the direct vector: the residual, the Collatz–Wielandt ratio and the sign
-    check of :mod:`ranking.inverse_bound`.
+    check of :mod:`ranking.pagerank.inverse_bound`.
     """
     weighted = 0.0
     ratio = 0.0
@@ -331,7 +331,7 @@ def weights_jacobi_slice(
 
     ``source`` holds w/OutDeg (w for pages without links), like the direct vector. For each
     page, (M·w)_j from its in-links, then h_j = w_j − s·(M·w)_j (exact: the certificate of
-    :mod:`ranking.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
+    :mod:`ranking.pagerank.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
     like ``source`` into ``out``. Returns min h over the slice.
     """
     lowest = np.inf
