@@ -73,7 +73,7 @@ from ranking.errors import InvalidGraph
 from ranking.pagerank import kernels
 from ranking.pagerank.direct import copy_distribution
 from ranking.pagerank.extrapolation import PowerExtrapolation
-from ranking.pagerank.inverse_bound import AdjointWeights, BoundState
+from ranking.pagerank.inverse_bound import LIFT, AdjointWeights, BoundState
 from ranking.pagerank.sliced import ScanMonitor, SlicedRanking
 from ranking.pagerank.slices import SlicedGraph, SliceView
 
@@ -135,15 +135,20 @@ def inverse_slice_sweep(
     teleport: np.ndarray,
     damping: float,
     r: float,
-) -> float:
+    *,
+    weights: tuple[np.ndarray, float, np.ndarray] | None = None,
+) -> tuple[float, float]:
     """The interest's Gauss-Seidel pass over one slice, in place: the unit of work of a sweep.
 
     Sets x_j = r·(c·children_sum[j]/OutDeg(j) + (1 − c)·E'_j) for the slice's pages j, each
     from the newest interest of its children, and pushes each change to the children sums of
     j's parents (the sources of its in-links in the slice), so they stay exact. ``self_linked``
     flags the pages with self-links (:func:`~ranking.pagerank.kernels.mark_self_links`).
-    Returns Σ |change| over the slice. r stays fixed over a sweep (module docstring).
+    r stays fixed over a sweep (module docstring). ``weights`` = (ŵ, s, out) also makes the
+    Jacobi step of the bound's weights in the same pass (:meth:`AdjointWeights.step_of`).
+    Returns (Σ |change| over the slice, min h of the weights over it, inf without them).
     """
+    certified, weights_damping, weights_out = weights or (interest, 0.0, interest[:0])
     return kernels.inverse_gauss_seidel_slice(
         view.indptr,
         view.sources,
@@ -155,6 +160,10 @@ def inverse_slice_sweep(
         r,
         interest,
         children_sum,
+        certified,
+        weights_damping,
+        LIFT,
+        weights_out,
     )
 
 
@@ -262,13 +271,13 @@ class InversePageRank(SlicedRanking):
         self.weights.begin_sweep()
 
     def visit(self, view: SliceView) -> None:
-        self.weights.visit(view)
         if self.jacobi_from is not None:
+            self.weights.visit(view)
             kernels.inverse_scatter_slice(
                 view.indptr, view.sources, view.lo, self.interest, self.children_sum
             )
             return
-        self._moved += inverse_slice_sweep(
+        moved, lowest = inverse_slice_sweep(
             view,
             self.interest,
             self.children_sum,
@@ -277,7 +286,10 @@ class InversePageRank(SlicedRanking):
             self.teleport,
             self.damping,
             self.r,
+            weights=self.weights.step_of(view),
         )
+        self._moved += moved
+        self.weights.record(lowest)
 
     def end_sweep(self) -> None:
         self.sweeps += 1

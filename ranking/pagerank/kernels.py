@@ -147,8 +147,13 @@ def inverse_gauss_seidel_slice(
     r: float,
     interest: np.ndarray,
     children_sum: np.ndarray,
-) -> float:
-    """Update the interest of the pages ``lo…lo+rows`` in place (Gauss-Seidel, §5.2).
+    weights: np.ndarray,
+    weights_damping: float,
+    lift: float,
+    weights_out: np.ndarray,
+) -> tuple[float, float]:
+    """Update the interest of the pages ``lo…lo+rows`` in place (Gauss-Seidel, §5.2), and
+    make the Jacobi step of the bound's weights in the same pass over the in-links.
 
     ``children_sum[i]`` is kept equal to Σ_{j ∈ Out(i)} interest[j] at all times, so page
     j's new value x_j = r·(c·children_sum[j]/OutDeg(j) + (1 − c)·E'_j) reads the newest
@@ -158,9 +163,19 @@ def inverse_gauss_seidel_slice(
     value instead (the same fixed point either way); ``self_linked`` (from
     :func:`mark_self_links`) spares counting the loops of the other pages. The change of
     x_j is then pushed to the sums of its parents, the sources of the slice's in-links of
-    j. Returns Σ |change| over the slice.
+    j.
+
+    With ``weights_damping`` s > 0, the same loop over j's in-links gathers (M·w)_j from
+    ``weights`` (w/OutDeg, w for pages without links, as the direct vector is stored):
+    h_j = w_j − s·(M·w)_j (the certificate of :mod:`ranking.pagerank.inverse_bound`, exact:
+    ``weights`` is not written) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored like
+    ``weights`` into ``weights_out`` (one value per page of the slice). The parent i of a
+    link is then read once for both vectors. Returns (Σ |change| of the interest over the
+    slice, min h over the slice, inf without weights).
     """
     moved = 0.0
+    lowest = np.inf
+    sweep_weights = weights_damping > 0.0
     for row in range(indptr.shape[0] - 1):
         page = lo + row
         degree = outdeg[page]
@@ -183,9 +198,24 @@ def inverse_gauss_seidel_slice(
         if change != 0.0:
             interest[page] = new
             moved += abs(change)
+        if sweep_weights:
+            gathered = 0.0
+            if change != 0.0:
+                for e in range(indptr[row], indptr[row + 1]):
+                    parent = slice_src[e]
+                    gathered += weights[parent]
+                    children_sum[parent] += change
+            else:
+                for e in range(indptr[row], indptr[row + 1]):
+                    gathered += weights[slice_src[e]]
+            w = weights[page] * degree if degree > 0 else weights[page]
+            lowest = min(lowest, w - weights_damping * gathered)
+            ahead = 1.0 + lift * w + weights_damping * gathered
+            weights_out[row] = ahead / degree if degree > 0 else ahead
+        elif change != 0.0:
             for e in range(indptr[row], indptr[row + 1]):
                 children_sum[slice_src[e]] += change
-    return moved
+    return moved, lowest
 
 
 @_jit
