@@ -1,11 +1,11 @@
-"""Page ranking: PageRank (sliced Gauss-Seidel, §5 of seed 000), OPIC and LiveRank.
+"""Page ranking: PageRank (sliced Gauss-Seidel, §5 of seed 002), OPIC and LiveRank.
 
 Three subjects, one subpackage each, over one stepping core:
 
 * :mod:`ranking.pagerank`: importance and interest of every page, by sliced Gauss-Seidel
   over the link matrix on disk (the warehouse's ranking pass), and the in-RAM power
   iteration it is measured against.
-* :mod:`ranking.opic`: on-line page importance computed while crawling (seed 002).
+* :mod:`ranking.opic`: on-line page importance computed while crawling (seed 000).
 * :mod:`ranking.liverank`: which pages of an old crawl to re-check first (seed 001).
 
 The core, :mod:`ranking.stepping` (after LAW WebGraph's ``SpectralRanking``), owns the loop,

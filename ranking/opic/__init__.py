@@ -1,4 +1,4 @@
-"""OPIC: on-line page importance computed while crawling (seed 002: Abiteboul, Preda, Cobena).
+"""OPIC: on-line page importance computed while crawling (seed 000: Abiteboul, Preda, Cobena).
 
 :class:`OPIC` holds the cash, the histories and the virtual page; a :class:`HistoryWindow`
 (:class:`FullHistory`, :class:`Interpolation`, :func:`variable_window`, :func:`fixed_window`)

@@ -1,4 +1,4 @@
-"""PageRank of the warehouse: importance and interest by sliced Gauss-Seidel (seed 000, §5).
+"""PageRank of the warehouse: importance and interest by sliced Gauss-Seidel (seed 002, §5).
 
 The sliced rankings work on a :class:`SlicedGraph` (the link matrix cut by destination and
 written to disk, sized by a memory budget) and need nothing else: build one from edge arrays,

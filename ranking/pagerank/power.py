@@ -1,7 +1,7 @@
 """Power iteration on in-RAM scipy CSR matrices: the textbook methods, as references.
 
 x⁽ᵗ⁺¹⁾ = c·(M·x⁽ᵗ⁾ + δ·E) + (1 − c)·E, the ``pagerank_scipy`` line of networkx (§5.1 eq. 5
-of seed 000 with the dangling pages made explicit), or with M substochastic and δ = 0, the
+of seed 002 with the dangling pages made explicit), or with M substochastic and δ = 0, the
 eq. (1) of LiveRank (seed 001, §2.2). It keeps the whole matrix in memory (about 12 bytes a
 link), so it is what the sliced Gauss-Seidel solver is benchmarked against, a second opinion
 in the tests, and LiveRank's PageRank on its in-RAM snapshot. (Plain numpy and scipy: no

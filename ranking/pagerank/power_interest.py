@@ -1,6 +1,6 @@
 """The interest by eq. 6–7 literally (the power method) over CSR matrices held in RAM.
 
-The in-RAM peer of the sliced :class:`~ranking.pagerank.inverse.InversePageRank` (seed 000,
+The in-RAM peer of the sliced :class:`~ranking.pagerank.inverse.InversePageRank` (seed 002,
 §5.2), to the same proven bound (:mod:`ranking.pagerank.inverse_bound`): what the benchmark
 compares xyleme's interest with, and the tests' second opinion.
 """
