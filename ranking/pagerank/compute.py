@@ -89,7 +89,8 @@ def pagerank(
 
     References
     ----------
-    Mignet et al.: Acquisition of XML data in Xyleme, §5.1 and §5.3.
+    Mignet et al.: Acquisition of XML data in Xyleme, §5.1 and §5.3
+    (``../shared/seeds/002_a12aa06e521cba43.txt``).
     """
     ranking = DirectPageRank(
         graph,

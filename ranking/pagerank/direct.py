@@ -157,8 +157,9 @@ class DirectPageRank(SlicedRanking):
     References
     ----------
     Mignet, Preda, Abiteboul, Ailleret, Amann, Marian: Acquisition of XML data in Xyleme,
-    §5.1 (eq. 5–7) and §5.3. Page, Brin, Motwani, Winograd: The PageRank citation ranking,
-    1999. Boldi, Vigna: LAW ``PageRankGaussSeidel``.
+    §5.1 (eq. 5–7) and §5.3 (``../shared/seeds/002_a12aa06e521cba43.txt``). Page, Brin,
+    Motwani, Winograd: The PageRank citation ranking, 1999. Boldi, Vigna: LAW
+    ``PageRankGaussSeidel``.
     """
 
     kind = "importance"

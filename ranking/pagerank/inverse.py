@@ -206,7 +206,8 @@ class InversePageRank(SlicedRanking):
 
     References
     ----------
-    Mignet et al.: Acquisition of XML data in Xyleme, §5.2 (PR', PR''), §5.3.
+    Mignet et al.: Acquisition of XML data in Xyleme, §5.2 (PR', PR''), §5.3
+    (``../shared/seeds/002_a12aa06e521cba43.txt``).
     """
 
     kind = "interest"

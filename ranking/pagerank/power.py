@@ -47,6 +47,8 @@ class PowerIteration(ContractingRanking):
 
     Notes
     -----
+    The equation is eq. 5 of §5.1 of seed 002 (``../shared/seeds/002_a12aa06e521cba43.txt``)
+    with dangling pages made explicit, or eq. (1) of §2.2 of seed 001 without ``dangling``.
     M + E·dᵀ (d the dangling indicator) is column-stochastic, or M substochastic without
     ``dangling``; either way a step maps the error e to c·(M + E·dᵀ)·e, whose ℓ₁ norm is at
     most c·‖e‖₁: ‖x⁽ᵗ⁾ − x*‖₁ ≤ c/(1 − c)·‖x⁽ᵗ⁾ − x⁽ᵗ⁻¹⁾‖₁
