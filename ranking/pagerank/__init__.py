@@ -26,7 +26,12 @@ if TYPE_CHECKING:
         inverse_stop,
         pagerank,
     )
-    from ranking.pagerank.direct import DirectPageRank, SliceSweep, direct_slice_sweep
+    from ranking.pagerank.direct import (
+        DirectPageRank,
+        SliceSweep,
+        copy_distribution,
+        direct_slice_sweep,
+    )
     from ranking.pagerank.inverse import (
         InversePageRank,
         importance_teleport,
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
         xml_mask,
         xml_teleport,
     )
+    from ranking.pagerank.inverse_bound import BoundState
     from ranking.pagerank.memory import anon_rss_bytes, parse_size
     from ranking.pagerank.power import PowerIteration, PowerIterationPageRank
     from ranking.pagerank.power_interest import PowerIterationInterest
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
     from ranking.pagerank.slices import SlicedGraph, SliceView
 
 __all__ = [
+    "BoundState",
     "CombinedScan",
     "DirectPageRank",
     "InversePageRank",
@@ -53,6 +60,7 @@ __all__ = [
     "SlicedGraph",
     "SlicedRanking",
     "anon_rss_bytes",
+    "copy_distribution",
     "direct_slice_sweep",
     "direct_stop",
     "importance_and_interest",
@@ -66,7 +74,9 @@ __all__ = [
     "xml_mask",
     "xml_teleport",
 ]
+
 _MODULE_OF = {
+    "BoundState": "ranking.pagerank.inverse_bound",
     "CombinedScan": "ranking.pagerank.sliced",
     "DirectPageRank": "ranking.pagerank.direct",
     "InversePageRank": "ranking.pagerank.inverse",
@@ -79,6 +89,7 @@ _MODULE_OF = {
     "SlicedGraph": "ranking.pagerank.slices",
     "SlicedRanking": "ranking.pagerank.sliced",
     "anon_rss_bytes": "ranking.pagerank.memory",
+    "copy_distribution": "ranking.pagerank.direct",
     "direct_slice_sweep": "ranking.pagerank.direct",
     "direct_stop": "ranking.pagerank.compute",
     "importance_and_interest": "ranking.pagerank.compute",
