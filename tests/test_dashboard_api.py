@@ -139,9 +139,11 @@ async def test_rankings_list_the_best_pages_of_each_kind(client, md):
     best_xml = max(importance[types == 1])
     assert values[0] == pytest.approx(best_xml)
     assert all(page["type"] == "HTML" for page in answer["html_interest"]["pages"])
-    opic = answer["opic"]["distribution"]
-    assert sum(opic) == pytest.approx(1.0)  # OPIC's estimates sum to 1
-    assert opic == sorted(opic, reverse=True)
+    opic = answer["opic"]  # the distribution: log-spaced ranks of every ranked page
+    assert opic["distribution_ranks"][0] == 1
+    assert opic["distribution_ranks"][-1] == opic["ranked_pages"]
+    assert opic["distribution"] == sorted(opic["distribution"], reverse=True)
+    assert opic["distribution"][0] == opic["pages"][0]["opic_importance"]
     made = answer["provenance"]
     assert made["importance"]["converged"] and made["interest"]["converged"]
     assert made["importance"]["figure_name"] == "l1_error_bound"
