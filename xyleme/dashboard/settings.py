@@ -50,7 +50,8 @@ class DashboardSettings:
     max_xpath_length: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
     """Longer XPath expressions are refused."""
     max_neighbours: Annotated[int, Field(ge=1, le=100_000)] = 200
-    """Children and parents listed on a page view."""
+    """Children, parents, observations and versions shown on a page view (``/api/page/LIST``
+    pages through them all)."""
     cache_seconds: Annotated[float, Field(ge=0.0, le=3600.0)] = 2.0
     """Real seconds one refresh schedule (a scan of every page) serves all requests; the
     status figures are recomputed in the background when older."""
