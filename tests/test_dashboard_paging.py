@@ -14,8 +14,11 @@ import json
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from metadata import Metadata
 from tests.dashboard_fixtures import short_simweb_run
+from xyleme.cli import cli as cli_group
 from xyleme.dashboard import DashboardSettings, create_app
 from xyleme.dashboard.pagelists import LISTS
 from xyleme.dashboard.paging import decode_cursor, encode_cursor, paged_lists
@@ -39,6 +42,13 @@ SAMPLES: dict[str, list[dict[str, str]]] = {
     "/api/page/{list}": [{"list": name, "id": "1"} for name in LISTS],
     "/api/query": [{"xpath": "name(/*)"}],
     "/api/hosts": [{}],
+    "/api/urls": [
+        {"status": "read"},
+        {"status": "unread"},
+        {"status": "failed"},
+        {"status": "rejected"},
+        {"status": "redirect"},
+    ],
 }
 """Parameters each GET route under /api/ is exercised with (``list`` fills the path)."""
 
@@ -130,7 +140,7 @@ async def test_every_list_of_a_paged_route_honours_limit(client):
                 paged += 1
                 assert len(found[key]) <= 1, (path, dotted)
                 assert "next_cursor" in found, (path, dotted)
-    assert paged >= 11  # schedule ×2, three rankings, four page lists, query, hosts
+    assert paged >= 16  # schedule ×2, three rankings, four page lists, query, hosts, urls ×5
 
 
 async def walk(client, path: str, params: dict[str, str], dotted: str) -> list:
@@ -213,3 +223,42 @@ def test_cursors_round_trip_and_check_their_types():
             decode_cursor(cursor, ["schedule"], types)
     with pytest.raises(InputError):
         decode_cursor(encode_cursor("schedule", (True, 1)), ["schedule"], [float, int])
+
+
+async def test_api_urls_rows_are_the_clis(client, repo):
+    for status in ("read", "rejected", "failed"):
+        rows = await walk(client, "/api/urls", {"status": status}, "urls")
+        cli = CliRunner().invoke(
+            cli_group, ["--repo", str(repo), "urls", "--status", status, "--json", "--limit", "0"]
+        )
+        assert cli.exit_code == 0, cli.output
+        assert rows == json.loads(cli.stdout), status
+        assert rows or status == "rejected", status  # this web refuses nothing
+
+
+async def test_a_cursor_holds_while_newer_rows_arrive(aiohttp_client, tmp_path):
+    """Newest first, so rows written between two requests land before the cursor: the next
+    page neither repeats a row (as an offset would) nor skips one."""
+    with Metadata.create(tmp_path / "metadata.db") as md:
+        md.reject([f"http://a.test/{i}" for i in range(5)], "out of scope: a.test")
+    client = await aiohttp_client(create_app(tmp_path))
+    first = await get(client, "/api/urls", {"status": "rejected", "limit": "2"})
+    assert [row["url"] for row in first["urls"]] == ["http://a.test/4", "http://a.test/3"]
+    with Metadata.open(tmp_path / "metadata.db") as md:
+        md.reject(["http://a.test/new"], "out of scope: a.test")
+    params = {"status": "rejected", "limit": "5", "cursor": first["next_cursor"]}
+    second = await get(client, "/api/urls", params)
+    assert [row["url"] for row in second["urls"]] == [f"http://a.test/{i}" for i in (2, 1, 0)]
+    assert second["next_cursor"] is None and second["total"] == 6
+
+
+async def test_api_urls_refuses_what_xyleme_urls_refuses(client):
+    for params in ({}, {"status": "nope"}, {"status": "read", "reason": "HTTP"}):
+        assert "status" in (await get(client, "/api/urls", params, status=400))["error"]
+    error = await get(
+        client,
+        "/api/urls",
+        {"status": "failed", "cursor": encode_cursor("urls-read", (1.0, 1))},
+        400,
+    )
+    assert "cursor" in error["error"]

@@ -51,7 +51,7 @@ def encode_cursor(kind: str, key: Key) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(text: str, kinds: Sequence[str], types: Sequence[type]) -> tuple[str, Key]:
+def decode_cursor(text: str, kinds: Sequence[str], types: Sequence[Any]) -> tuple[str, Key]:
     """``(kind, key)`` of a cursor made by :func:`encode_cursor` for one of ``kinds``, its key
     of ``types`` (``float`` accepts integers); anything else raises :class:`InputError`."""
     bad = InputError("cursor is not one this list gave: start again without it")
@@ -68,19 +68,28 @@ def decode_cursor(text: str, kinds: Sequence[str], types: Sequence[type]) -> tup
         _is(value, kind_) for value, kind_ in zip(key, types, strict=True)
     ):
         raise bad
-    return kind, tuple(float(v) if t is float else v for v, t in zip(key, types, strict=True))
+    return kind, tuple(
+        float(v) if v is not None and _allows(t, float) else v
+        for v, t in zip(key, types, strict=True)
+    )
 
 
-def _is(value: Any, expected: type) -> bool:
+def _is(value: Any, expected: Any) -> bool:
+    """Whether a decoded JSON value is of ``expected`` (a type or a union such as
+    ``float | None``); a float may be written as an integer, a boolean is no number."""
     if isinstance(value, bool):
         return False
-    if expected is float:
-        return isinstance(value, int | float)
+    if isinstance(value, int) and not isinstance(value, float) and _allows(expected, float):
+        return True
     return isinstance(value, expected)
 
 
+def _allows(expected: Any, kind: type) -> bool:
+    return expected is kind or kind in getattr(expected, "__args__", ())
+
+
 def cursor_param(
-    request: web.Request, kinds: Sequence[str], types: Sequence[type]
+    request: web.Request, kinds: Sequence[str], types: Sequence[Any]
 ) -> tuple[str, Key] | None:
     """The request's decoded ``cursor`` (see :func:`decode_cursor`), or None without one."""
     text = request.query.get("cursor", "").strip()
