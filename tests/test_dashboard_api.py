@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from metadata import FetchResult, Metadata, PageType
-from tests.dashboard_fixtures import short_simweb_run
+from tests.dashboard_fixtures import built_repository
 from xyleme.cli import cli
 from xyleme.dashboard import DashboardSettings, create_app
 
@@ -20,9 +19,7 @@ HOSTILE = '<script>alert("x")</script>'
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dashboard") / "repo"
-    asyncio.run(short_simweb_run(path))
-    return path
+    return built_repository(tmp_path_factory, "dashboard")
 
 
 @pytest.fixture

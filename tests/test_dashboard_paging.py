@@ -9,7 +9,6 @@ one large page.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import Metadata
-from tests.dashboard_fixtures import short_simweb_run
+from tests.dashboard_fixtures import built_repository
 from xyleme.cli import cli as cli_group
 from xyleme.dashboard import DashboardSettings, create_app
 from xyleme.dashboard.pagelists import LISTS
@@ -55,9 +54,7 @@ SAMPLES: dict[str, list[dict[str, str]]] = {
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("paging") / "repo"
-    asyncio.run(short_simweb_run(path))
-    return path
+    return built_repository(tmp_path_factory, "paging")
 
 
 @pytest.fixture
