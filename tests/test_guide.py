@@ -173,6 +173,7 @@ def stop_daemon(folder: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_the_guide_works_on_a_real_site(site, tmp_path):
     steps = guide_steps(GUIDE.read_text(encoding="utf-8"))
     left_out = []
