@@ -9,7 +9,9 @@ one large page.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import pytest
@@ -259,3 +261,14 @@ async def test_api_urls_refuses_what_xyleme_urls_refuses(client):
         400,
     )
     assert "cursor" in error["error"]
+
+
+async def test_the_rankings_view_links_to_the_rest_of_each_table(client):
+    page = await (await client.get("/rankings", params={"limit": "2"})).text()
+    link = re.search(r'id="more-opic" href="([^"]+)"', page)
+    assert link, "no link to more of the OPIC table"
+    more = await client.get(html.unescape(link[1]))
+    text = await more.text()
+    assert more.status == 200 and 'id="table-opic"' in text
+    assert 'id="table-xml_importance"' not in text
+    assert re.search(r'<td class="num">3</td>', text)
