@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 import ranking.opic
-import ranking.opic_events
 import ranking.opic_focus
 import ranking.opic_select
+import xyleme.jobs.opic
 
 DOC = Path(__file__).parent.parent / "docs" / "opic.md"
 
 
 @pytest.mark.parametrize(
-    "module", [ranking.opic, ranking.opic_select, ranking.opic_focus, ranking.opic_events]
+    "module", [ranking.opic, ranking.opic_select, ranking.opic_focus, xyleme.jobs.opic]
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

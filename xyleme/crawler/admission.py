@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
 from xyleme.crawler.frontier import Level, Request, host_key
@@ -20,7 +22,7 @@ from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from loader import LoadResult
 
@@ -69,14 +71,42 @@ class LinkAdmission:
         """
         level = Level(level)
         if isinstance(url_or_id, int):
-            url_id, url = url_or_id, self.metadata.url_of(url_or_id)
-        else:
-            url_id = None
-            try:
-                url = canonicalize_url(url_or_id)
-            except InvalidURL as error:
-                self._reject_now(url_or_id, error.reason, referrer)
-                return False
+            return self._admit(
+                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload
+            )
+        try:
+            url = canonicalize_url(url_or_id)
+        except InvalidURL as error:
+            self._reject_now(url_or_id, error.reason, referrer)
+            return False
+        return self._admit(url, None, level, score, referrer, reload)
+
+    def submit_plan(self, batches: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> int:
+        """Queue a refresh plan, ``(url_ids, level, scores)`` per batch, in one call.
+
+        The :class:`refresh.scheduler.CrawlQueue` of the refresh pass: the URLs of every batch
+        are read in one query (``submit`` reads one per URL-Id), then each page is admitted as
+        ``submit`` would. Returns how many requests were queued.
+        """
+        ids = [np.asarray(url_ids, dtype=np.int64) for url_ids, _, _ in batches]
+        urls = iter(self.metadata.urls_of(np.concatenate(ids).tolist() if ids else []))
+        queued = 0
+        for url_ids, (_, level, scores) in zip(ids, batches, strict=True):
+            level = Level(level)
+            for url_id, score in zip(url_ids.tolist(), np.asarray(scores).tolist(), strict=True):
+                queued += self._admit(next(urls), url_id, level, score, None, False)
+        return queued
+
+    def _admit(
+        self,
+        url: str,
+        url_id: int | None,
+        level: Level,
+        score: float,
+        referrer: int | None,
+        reload: bool,
+    ) -> bool:
+        """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then)."""
         refusal = self._refusal(url, dependency=level == Level.DEPENDENCY)
         if refusal is not None:
             self._reject_now(url, refusal, referrer)
