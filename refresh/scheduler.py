@@ -50,8 +50,11 @@ Batch = tuple[np.ndarray, int, np.ndarray]
 class CrawlQueue(Protocol):
     """Where the refresh module hands pages to fetch (``xyleme.crawler.Crawler`` is one)."""
 
-    def submit_plan(self, batches: Sequence[Batch]) -> int:
-        """Queue every batch in one call (one lookup for all its pages); how many queued."""
+    async def submit_plan(self, batches: Sequence[Batch]) -> int:
+        """Queue every batch in one call (one lookup for all its pages); how many queued.
+
+        A coroutine: a queue on an event loop lets its other tasks run while it admits a
+        large plan."""
         ...
 
 
@@ -333,11 +336,11 @@ class RefreshTimetable:
         return len(self._ids) - self._next
 
 
-def submit_plan(plan: UnitPlan, queue: CrawlQueue) -> int:
+async def submit_plan(plan: UnitPlan, queue: CrawlQueue) -> int:
     """Hand a unit's due pages to the crawler queue in one call (:meth:`UnitPlan.batches`);
     returns how many it queued. The ``upcoming`` pages are left to a :class:`RefreshTimetable`.
     """
-    return queue.submit_plan(plan.batches())
+    return await queue.submit_plan(plan.batches())
 
 
 def refreshes_per_unit(

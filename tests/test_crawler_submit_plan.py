@@ -14,7 +14,7 @@ def md(tmp_path):
         yield database
 
 
-def test_a_plan_is_queued_by_level_and_score_with_one_url_lookup(md, monkeypatch):
+async def test_a_plan_is_queued_by_level_and_score_with_one_url_lookup(md, monkeypatch):
     ids = md.ids_for([f"http://in.example/{n}" for n in range(4)] + ["http://out.example/"])
     crawler = Crawler(md, scope=Scope(hosts=frozenset({"in.example"})))
     queue: CrawlQueue = crawler  # the protocol the refresh pass hands its plan to
@@ -22,7 +22,7 @@ def test_a_plan_is_queued_by_level_and_score_with_one_url_lookup(md, monkeypatch
     monkeypatch.setattr(md, "url_of", lambda url_id: pytest.fail("one query per URL-Id"))
     urls_of = md.urls_of
     monkeypatch.setattr(md, "urls_of", lambda wanted: lookups.append(wanted) or urls_of(wanted))
-    queued = queue.submit_plan(
+    queued = await queue.submit_plan(
         [
             (np.array(ids[:2]), Level.REFRESH, np.array([1.0, 5.0])),
             (np.array([], dtype=np.int64), Level.REFRESH, np.array([])),
@@ -39,5 +39,5 @@ def test_a_plan_is_queued_by_level_and_score_with_one_url_lookup(md, monkeypatch
     ]
 
 
-def test_an_empty_plan_queues_nothing(md):
-    assert Crawler(md).submit_plan([]) == 0
+async def test_an_empty_plan_queues_nothing(md):
+    assert await Crawler(md).submit_plan([]) == 0

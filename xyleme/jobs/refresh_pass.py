@@ -95,7 +95,7 @@ class RefreshPass:
         report, obsolescence = await asyncio.to_thread(self._plan, now, self.opic.cash(), since)
         plan = report.plan
         self._timetable = RefreshTimetable.of_plan(plan)
-        self.queue.submit_plan(plan.batches())
+        await self.queue.submit_plan(plan.batches())
         expired = await self.parking.expire_waiting()
         if expired:
             log.info("%d documents waited too long for a DTD or entity: failed", expired)
@@ -129,7 +129,7 @@ class RefreshPass:
         """
         url_ids, scores = self._timetable.pop_due(self.clock.now())
         if len(url_ids):
-            self.queue.submit_plan([(url_ids, REFRESH_LEVEL, scores)])
+            await self.queue.submit_plan([(url_ids, REFRESH_LEVEL, scores)])
         return len(url_ids)
 
     def figures(self) -> dict[str, float]:
