@@ -79,7 +79,8 @@ class Daemon:
         self.resolver = resolver
         self.lock = DaemonLock(repository)
         self.md: Metadata | None = None
-        """The open metadata, and every part below, once :meth:`open` has run."""
+        """The open metadata, and every part, once :meth:`open` has run."""
+        self.crawler: Crawler | None = None
         self.failure: str | None = None
         self.periodic = PeriodicJobs(on_disk_full=self.stop)
         self._stop: asyncio.Event | None = None
