@@ -43,7 +43,7 @@ from xyleme.config import Config, as_toml
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.daemon import Daemon
 from xyleme.dashboard import run_with_dashboard
-from xyleme.recheck import RecheckRequest
+from xyleme.jobs.recheck_request import RecheckRequest
 from xyleme.simweb import DOMAIN, FaultSettings, SimWebProcess, SimWebSettings
 
 log = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ def progress_facts(daemon: Daemon, run: DemoRun, days: float) -> dict[str, Any]:
         "omega": policy.get("omega"),
         "refreshed": sum(daemon.refreshes_per_unit),
         "rankings": run.rankings,
-        "recheck": (daemon.recheck_status or {}).get("line"),
+        "recheck": (daemon.rechecks.status or {}).get("line"),
     }
 
 
@@ -319,8 +319,8 @@ async def watch(
         if daemon.md is None or daemon.crawler is None:
             await asyncio.sleep(min(every, 0.01))
             continue
-        if daemon.passes["ranking"] not in (None, last_ranking):
-            last_ranking = daemon.passes["ranking"]
+        if daemon.ranking.last not in (None, last_ranking):
+            last_ranking = daemon.ranking.last
             run.rankings += 1
         facts = progress_facts(daemon, run, days)
         if run.recheck_day is None and facts["day"] >= RECHECK_AT * days:
@@ -333,7 +333,7 @@ async def watch(
 async def start_recheck(daemon: Daemon, run: DemoRun, day: float, budget_pages: int) -> None:
     """Hand the daemon a LiveRank re-check of a share of the pages read (``xyleme recheck``)."""
     request = RecheckRequest(budget=max(20, round(RECHECK_SHARE * budget_pages)))
-    answer = await daemon.recheck(request.as_args())
+    answer = await daemon.rechecks.start(request.as_args())
     run.recheck_day = day
     if not answer.ok:
         run.recheck_refused = answer.message
@@ -374,7 +374,8 @@ async def run_demo(
         finally:
             watching.cancel()
             run.end = clock.now()
-            run.obsolescence = list(daemon.obsolescence_history)
-            run.refreshes_per_unit = list(daemon.refreshes_per_unit)
-            run.recheck = daemon.recheck_status
+            if hasattr(daemon, "refresh"):  # the daemon opened the repository
+                run.obsolescence = list(daemon.obsolescence_history)
+                run.refreshes_per_unit = list(daemon.refreshes_per_unit)
+                run.recheck = daemon.rechecks.status
         return run

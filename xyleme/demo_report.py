@@ -19,9 +19,9 @@ import numpy as np
 
 from loader.repository import DocumentRepository
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from xyleme.dashboard.svg import bar_chart, line_chart, rank_plot
+from xyleme.dashboard.svg import bar_chart, line_chart, rank_plot, rank_sample
 from xyleme.demo import DemoPlan, DemoRun
-from xyleme.recheck import summary_text
+from xyleme.jobs.recheck_request import summary_text
 from xyleme.simweb import GroundTruth
 
 PLOTS = "plots"
@@ -246,7 +246,14 @@ def charts(repository: Path, plan: DemoPlan, run: DemoRun) -> dict[str, str]:
         ),
         "ranks.svg": rank_plot(
             "Importance (XML), interest (HTML) and OPIC's on-line importance",
-            {"importance": importance, "interest": interest, "OPIC": opic},
+            {
+                name: rank_sample(np.sort(values[np.isfinite(values)])[::-1])
+                for name, values in (
+                    ("importance", importance),
+                    ("interest", interest),
+                    ("OPIC", opic),
+                )
+            },
         ),
         "recheck.svg": bar_chart(
             f"LiveRank re-check: {recheck.get('fetches', 0)} pages probed",
