@@ -18,6 +18,7 @@ from xyleme.dashboard.queries import QueryPool
 from xyleme.demo import (
     CYCLE_DAYS,
     DEMO_MARKER,
+    MAX_DAY_SECONDS,
     REFRESH_SHARE,
     DemoFolderError,
     choose_plan,
@@ -74,6 +75,14 @@ def test_a_longer_run_is_the_same_run_longer_never_less():
     assert (short.speed, short.G) == (long.speed, long.G)  # same pace, same refresh cycles
     assert long.days / long.rank_every >= short.days / short.rank_every  # ranking passes
     assert short.days / short.rank_every >= 3  # a short run ranks too
+
+
+def test_a_slow_crawler_keeps_the_pace_with_a_smaller_g():
+    plan = choose_plan(pages=2_000, hosts=5, days=18, capacity=100.0, speed=None)
+    assert 86_400 / plan.speed == pytest.approx(MAX_DAY_SECONDS)  # about two minutes
+    per_day = plan.capacity * 86_400 / plan.speed
+    assert pytest.approx(REFRESH_SHARE * per_day, abs=1) == plan.G  # what it sustains
+    assert plan.G < 2_000 / CYCLE_DAYS  # so longer refresh cycles
 
 
 def test_a_given_speed_is_kept_and_g_follows_the_capacity():

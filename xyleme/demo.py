@@ -56,6 +56,9 @@ REFRESH_SHARE = 0.6
 scouting, the loader and the ranking passes); the web is read in the first
 REFRESH_SHARE·CYCLE_DAYS days."""
 MAX_SPEED = 86_400.0
+MAX_DAY_SECONDS = 6.0
+"""Real seconds a simulated day lasts at most: the default 18 days in about two minutes. A
+crawler too slow for G at that pace (a loaded machine) gets a smaller G, so longer cycles."""
 RANK_EVERY_DAYS = 2.0
 """Days between two ranking passes (a third of a shorter run)."""
 RECHECK_AT = 0.6
@@ -151,7 +154,8 @@ def choose_plan(
     pages: int, hosts: int, days: float, capacity: float, speed: float | None, theta: float = 0.1
 ) -> DemoPlan:
     """G such that the web is refreshed every ``CYCLE_DAYS`` on average, and the speed at
-    which the crawler sustains it with headroom (``REFRESH_SHARE``).
+    which the crawler sustains it with headroom (``REFRESH_SHARE``), a simulated day lasting
+    at most ``MAX_DAY_SECONDS``: a crawler too slow for that gets a smaller G instead.
 
     Neither depends on ``days``: a longer run is the same run, longer. A given ``speed`` is
     kept, and G is then cut to the share of the capacity it leaves.
@@ -161,10 +165,14 @@ def choose_plan(
     >>> plan = choose_plan(2_000, 5, 20, capacity=400.0, speed=None)
     >>> round(plan.G), round(plan.speed), round(plan.days * DAY / plan.speed)
     (1000, 20736, 83)
+    >>> slow = choose_plan(2_000, 5, 18, capacity=100.0, speed=None)
+    >>> round(slow.G), round(slow.days * DAY / slow.speed)
+    (360, 108)
     """
     G = pages / CYCLE_DAYS
     if speed is None:
-        speed = min(MAX_SPEED, REFRESH_SHARE * capacity * DAY / G)
+        sustained = REFRESH_SHARE * capacity * DAY / G
+        speed = min(MAX_SPEED, max(sustained, DAY / MAX_DAY_SECONDS))
     per_day = capacity * DAY / speed  # pages the crawler can read in a simulated day
     G = max(1.0, min(G, REFRESH_SHARE * per_day))
     return DemoPlan(pages, hosts, days, capacity, float(speed), float(math.floor(G)), theta)
