@@ -5,6 +5,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.deadlines import readline_within
 from xyleme.children import ROOT, child_environment, python_command
 from xyleme.cli import cli
 from xyleme.dashboard.queries import QueryPool
@@ -211,3 +213,30 @@ def test_the_demo_starts_over_fresh_from_a_folder_with_a_fake_xyleme(tmp_path):
     refused = _run_demo(cwd, *SHORT, "--dir", str(repository))
     assert refused.returncode == 2 and "--fresh" in refused.stderr
     _check_run(_run_demo(cwd, *SHORT, "--dir", str(repository), "--fresh"), repository)
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_with_a_summary_and_the_next_run_refuses_the_folder(tmp_path):
+    repository = tmp_path / "demo"
+    options = ["--days", "30", "--pages", "300", "--speed", "43200", "--dir", str(repository)]
+    demo = subprocess.Popen(
+        [*_xyleme_command(), "demo", *options],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        for _ in range(200):  # the first progress line past day 1, within the deadlines
+            if readline_within(demo, timeout=120).startswith("day 1."):
+                break
+        else:
+            pytest.fail("no progress line past day 1")
+        demo.send_signal(signal.SIGINT)
+        out, _ = demo.communicate(timeout=120)
+    finally:
+        demo.kill()
+    assert demo.returncode == 0 and "Summary" in out
+    assert json.loads((repository / DEMO_MARKER).read_text())["state"] == "interrupted"
+    refused = _run_demo(tmp_path, *options)
+    assert refused.returncode == 2 and "interrupted" in refused.stderr

@@ -15,6 +15,7 @@ from xyleme.cli import cli
 from xyleme.cli.dashboard import parse_address
 from xyleme.cli.repository import create_repository
 from xyleme.demo import (
+    DAY,
     DemoFolderError,
     choose_plan,
     mark_done,
@@ -92,7 +93,7 @@ def demo(
         raise click.BadParameter(str(error), param_hint="--dir") from None
     create_repository(repository)
     try:
-        _run(repository, days, pages, speed, http)
+        finished = _run(repository, days, pages, speed, http)
     except SimWebProcessError as error:  # the simulated web did not start
         mark_done(repository, "failed")
         raise click.ClickException(str(error)) from None
@@ -100,13 +101,14 @@ def demo(
         interrupted = isinstance(error, KeyboardInterrupt | click.Abort)
         mark_done(repository, "interrupted" if interrupted else "failed")
         raise
-    mark_done(repository, "done")
+    mark_done(repository, "done" if finished else "interrupted")
 
 
 def _run(
     repository: Path, days: float, pages: int, speed: float | None, http: tuple[str, int]
-) -> None:
-    """Calibrate, plan, run, report: the demo in a folder of its own."""
+) -> bool:
+    """Calibrate, plan, run, report: the demo in a folder of its own. Whether the run went
+    its whole length (not stopped early by Ctrl-C, which still ends with the summary)."""
     terminal = sys.stdout.isatty()
     configure_logging("text", logging.WARNING if terminal else logging.INFO)
     # the simulated web has malformed documents on purpose: one line each would drown the rest
@@ -140,6 +142,7 @@ def _run(
         )
     write_plots(repository, plan, run)
     click.echo(summary(repository, plan, GroundTruth(SimWeb(settings)), run))
+    return run.end >= run.start + days * DAY
 
 
 def _echo_address(url: str) -> None:
