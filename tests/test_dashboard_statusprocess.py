@@ -32,9 +32,10 @@ def _worker_pids(process: StatusProcess) -> set[int]:
     return set() if pool is None else {p.pid for p in pool._processes.values()}
 
 
-async def test_status_beside_a_daemon_comes_from_another_process(aiohttp_client, repo):
+async def test_beside_a_daemon_a_status_process_starts_with_the_server(aiohttp_client, repo):
     app = create_app(repo, live=Live(), settings=DashboardSettings(cache_seconds=0.0))
     client = await aiohttp_client(app)
+    assert _worker_pids(app[STATUS_PROCESS]), "started with the server, before any request"
     status = await (await client.get("/api/status")).json()
     assert status["pages_total"] == 0 and status["live"]["fetched"] == 7
     workers = _worker_pids(app[STATUS_PROCESS])

@@ -9,6 +9,11 @@ GIL as running). In a process of its own, at a lower priority, it takes neither 
 nor the CPU the crawl needs; the metadata is a WAL database, so that process reads the
 daemon's commits as a thread would.
 
+The worker starts with the server; the first figures are computed in a thread meanwhile,
+so the first request does not wait for a process to start (the one scan that shares the
+GIL). As every program that starts processes the ``spawn`` way, one that embeds this
+dashboard runs under an ``if __name__ == "__main__":`` guard (``xyleme`` does).
+
 A standalone dashboard (``xyleme dashboard``) has no crawl to protect: it keeps computing
 in a thread (no process to start, no second copy of the figures' imports).
 """
@@ -41,6 +46,10 @@ def _open_figures(repo_dir: Path, settings: DashboardSettings, refresh: RefreshS
     _figures = RepositoryFigures(repo_dir, settings, refresh)
 
 
+def _ready() -> None:
+    """Nothing: submitted first, so that the process starts at once."""
+
+
 def _status(live: dict[str, Any] | None) -> dict[str, Any]:
     assert _figures is not None, "the pool's initializer opens the figures"
     return _figures.status(live)
@@ -56,8 +65,9 @@ class StatusProcess:
         self._arguments = (Path(repo_dir), settings, refresh)
         self._pool: ProcessPoolExecutor | None = None
 
-    async def status(self, live: dict[str, Any] | None) -> dict[str, Any]:
-        """The figures of :meth:`RepositoryFigures.status`, computed in the worker."""
+    def start(self) -> ProcessPoolExecutor:
+        """The worker's pool; its process is started now (its imports take a second or
+        more, so the server starts it before the first refresh needs it)."""
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=1,
@@ -65,8 +75,14 @@ class StatusProcess:
                 initializer=_open_figures,
                 initargs=self._arguments,
             )
+            self._pool.submit(_ready)
+        return self._pool
+
+    async def status(self, live: dict[str, Any] | None) -> dict[str, Any]:
+        """The figures of :meth:`RepositoryFigures.status`, computed in the worker."""
+        pool = self.start()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, _status, live)
+            return await asyncio.get_running_loop().run_in_executor(pool, _status, live)
         except BrokenProcessPool:
             self.close()
             raise
