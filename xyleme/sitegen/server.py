@@ -45,7 +45,29 @@ class Access:
     status: int
 
 
-class RealSiteServer:
+class ServedSite:
+    """What a crawl of a served site needs of its server, wherever it runs: the site (built
+    for its ports), name resolution, and the requests outside the scope."""
+
+    site: Site | None
+    accesses: list[Access]
+    port: int
+
+    def resolver(self) -> SimWebResolver:
+        """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
+        site's port, every other name a DNS failure (IP literals never reach a resolver)."""
+        return SimWebResolver(self.port, [IDNA_PUNYCODE])
+
+    def out_of_scope(self) -> list[Access]:
+        """Requests for anything the site's scope does not name (must stay empty)."""
+        return [
+            a
+            for a in self.accesses
+            if not self.site.in_scope(canonical(f"http://{a.host}{a.path}"))
+        ]
+
+
+class RealSiteServer(ServedSite):
     """The realistic site of ``spec`` on two loopback ports, built once they are bound.
 
     >>> import asyncio
@@ -104,19 +126,6 @@ class RealSiteServer:
     def offsite_port(self) -> int:
         """The port the scope does not name."""
         return self._runners[1].addresses[0][1]
-
-    def resolver(self) -> SimWebResolver:
-        """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
-        site's port, every other name a DNS failure (IP literals never reach a resolver)."""
-        return SimWebResolver(self.port, [IDNA_PUNYCODE])
-
-    def out_of_scope(self) -> list[Access]:
-        """Requests for anything the site's scope does not name (must stay empty)."""
-        return [
-            a
-            for a in self.accesses
-            if not self.site.in_scope(canonical(f"http://{a.host}{a.path}"))
-        ]
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
