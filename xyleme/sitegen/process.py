@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 from multiprocessing.connection import Connection
-from types import TracebackType
 
 from xyleme.sitegen.build import SiteSpec, build_site
 from xyleme.sitegen.model import Site
@@ -52,18 +51,20 @@ class RealSiteProcess(ServedSite):
         self.port = self.offsite_port = 0
         self._channel: Connection | None = None
         self._process: multiprocessing.process.BaseProcess | None = None
+        self._stopped: list[Access] | None = None  # the log as it was at the stop
 
     @property
     def accesses(self) -> list[Access]:  # type: ignore[override]
-        """The child's access log, as of now."""
-        return self._ask(_ACCESSES)
+        """The child's access log, as of now (or of its stop)."""
+        return self._ask(_ACCESSES) if self._stopped is None else self._stopped
 
     def _ask(self, command: str) -> list[Access]:
         assert self._channel is not None, "the site is not served"
         self._channel.send(command)
         return self._channel.recv()
 
-    async def __aenter__(self) -> RealSiteProcess:
+    async def start(self) -> None:
+        """Start the child; build the site for the ports it bound."""
         spawn = multiprocessing.get_context("spawn")  # the parent may run threads: no fork
         self._channel, child_end = spawn.Pipe()
         self._process = spawn.Process(
@@ -76,17 +77,13 @@ class RealSiteProcess(ServedSite):
             raise RuntimeError(f"the site's server did not start within {START_TIMEOUT_S:g} s")
         self.port, self.offsite_port = self._channel.recv()
         self.site = build_site(self.spec, self.port, self.offsite_port)
-        return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def stop(self) -> None:
+        """Stop the child; :attr:`accesses` keeps its last log."""
         assert self._process is not None and self._channel is not None
+        self._stopped = []
         if self._process.is_alive():
-            await asyncio.to_thread(self._ask, _STOP)
+            self._stopped = await asyncio.to_thread(self._ask, _STOP)
         await asyncio.to_thread(self._process.join, 10.0)
         if self._process.is_alive():
             self._process.kill()

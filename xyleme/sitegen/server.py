@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Self
 
 from aiohttp import hdrs, web
 
@@ -52,6 +53,26 @@ class ServedSite:
     site: Site | None
     accesses: list[Access]
     port: int
+
+    async def start(self) -> None:
+        """Serve the site and build it for its ports."""
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
 
     def resolver(self) -> SimWebResolver:
         """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
@@ -104,18 +125,6 @@ class RealSiteServer(ServedSite):
         for runner in self._runners:
             await runner.cleanup()
         self._runners = []
-
-    async def __aenter__(self) -> RealSiteServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     @property
     def port(self) -> int:
