@@ -32,14 +32,16 @@ def _worker_pids(process: StatusProcess) -> set[int]:
     return set() if pool is None else {p.pid for p in pool._processes.values()}
 
 
-async def test_beside_a_daemon_a_status_process_starts_with_the_server(aiohttp_client, repo):
+async def test_beside_a_daemon_the_status_is_computed_by_another_process(aiohttp_client, repo):
     app = create_app(repo, live=Live(), settings=DashboardSettings(cache_seconds=0.0))
     client = await aiohttp_client(app)
-    assert _worker_pids(app[STATUS_PROCESS]), "started with the server, before any request"
-    status = await (await client.get("/api/status")).json()
+    assert not _worker_pids(app[STATUS_PROCESS]), "no process before a status is asked"
+    status = await (await client.get("/api/status")).json()  # from a thread: none waits
     assert status["pages_total"] == 0 and status["live"]["fetched"] == 7
     workers = _worker_pids(app[STATUS_PROCESS])
     assert workers and os.getpid() not in workers
+    from_worker = await asyncio.wait_for(app[STATUS_PROCESS].status({"now": 5.0}), 60)
+    assert from_worker["pages_total"] == 0 and from_worker["now"] == 5.0
 
 
 async def test_a_standalone_dashboard_starts_no_process(aiohttp_client, repo):

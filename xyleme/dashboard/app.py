@@ -96,8 +96,7 @@ def create_app(
     app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh)
     app[STATUS] = Refreshed(settings.cache_seconds)
     if live is not None:  # a daemon shares this process: its figures take none of its GIL
-        app[STATUS_PROCESS] = StatusProcess(repo_dir, settings, refresh)
-        app.on_startup.append(_start_status_process)
+        app[STATUS_PROCESS] = StatusProcess(app[FIGURES], settings, refresh)
     app[TEMPLATES] = templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token
@@ -130,14 +129,6 @@ def create_app(
         ]
     )
     return app
-
-
-async def _start_status_process(app: web.Application) -> None:
-    """The status worker starts with the server; the first figures come from a thread
-    meanwhile (a process takes a second or more to start)."""
-    app[STATUS_PROCESS].start()
-    figures = app[FIGURES]
-    app[STATUS].prime(lambda: asyncio.to_thread(figures.status, None))
 
 
 async def _close_figures(app: web.Application) -> None:

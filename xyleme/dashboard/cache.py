@@ -40,14 +40,6 @@ class Refreshed(Generic[T]):
         assert self._value is not None
         return self._value
 
-    def prime(self, compute: Callable[[], Awaitable[T]]) -> None:
-        """Start computing the first value now (a slow first computation, such as a worker
-        process's start, is then under way before the first request)."""
-        if self._task is None and self._value is None:
-            self._task = asyncio.create_task(self._refresh(compute))
-            # a failure is the first request's to report (it computes again): not an error here
-            self._task.add_done_callback(lambda task: task.cancelled() or task.exception())
-
     async def _refresh(self, compute: Callable[[], Awaitable[T]]) -> None:
         try:
             self._value = await compute()

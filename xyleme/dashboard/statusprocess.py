@@ -9,10 +9,11 @@ GIL as running). In a process of its own, at a lower priority, it takes neither 
 nor the CPU the crawl needs; the metadata is a WAL database, so that process reads the
 daemon's commits as a thread would.
 
-The worker starts with the server; the first figures are computed in a thread meanwhile,
-so the first request does not wait for a process to start (the one scan that shares the
-GIL). As every program that starts processes the ``spawn`` way, one that embeds this
-dashboard runs under an ``if __name__ == "__main__":`` guard (``xyleme`` does).
+The worker starts at the first status request, whose figures are computed in a thread
+meanwhile (the one scan that shares the GIL): no request waits for a process to start, and a
+server that is never asked starts none. As every program that starts processes the
+``spawn`` way, one that embeds this dashboard runs under an ``if __name__ == "__main__":``
+guard (``xyleme`` does).
 
 A standalone dashboard (``xyleme dashboard``) has no crawl to protect: it keeps computing
 in a thread (no process to start, no second copy of the figures' imports).
@@ -36,38 +37,43 @@ NICENESS = 10
 """Below the daemon (0), above the XPath query workers (19): the figures stay fresh while
 heavy queries run, and the crawl comes first."""
 
-_figures: RepositoryFigures | None = None  # the worker process's own
+_figures: RepositoryFigures | str | None = None  # the worker's own, or why it has none
 
 
 def _open_figures(repo_dir: Path, settings: DashboardSettings, refresh: RefreshSettings) -> None:
-    """The worker process's start: a lower priority, then its read-only figures."""
+    """The worker process's start: a lower priority, then its read-only figures (a failure
+    is told by each computation, to the server's log)."""
     global _figures
     os.nice(NICENESS)
-    _figures = RepositoryFigures(repo_dir, settings, refresh)
-
-
-def _ready() -> None:
-    """Nothing: submitted first, so that the process starts at once."""
+    try:
+        _figures = RepositoryFigures(repo_dir, settings, refresh)
+    except Exception as error:  # the repository went away: the server reports it if asked
+        _figures = f"the status worker cannot open the repository: {error}"
 
 
 def _status(live: dict[str, Any] | None) -> dict[str, Any]:
-    assert _figures is not None, "the pool's initializer opens the figures"
+    if not isinstance(_figures, RepositoryFigures):
+        raise RuntimeError(_figures or "the status worker has no figures")
     return _figures.status(live)
 
 
 class StatusProcess:
     """One worker process that answers :meth:`RepositoryFigures.status`, started at the first
-    request and again after a crash (that request fails; the cache keeps its last value)."""
+    request and again after a crash (that request fails; the cache keeps its last value).
+
+    ``figures`` are the server's own, which compute the figures of the request that starts
+    the worker, in a thread."""
 
     def __init__(
-        self, repo_dir: Path, settings: DashboardSettings, refresh: RefreshSettings
+        self, figures: RepositoryFigures, settings: DashboardSettings, refresh: RefreshSettings
     ) -> None:
-        self._arguments = (Path(repo_dir), settings, refresh)
+        self._figures = figures
+        self._arguments = (figures.repo_dir, settings, refresh)
         self._pool: ProcessPoolExecutor | None = None
 
-    def start(self) -> ProcessPoolExecutor:
-        """The worker's pool; its process is started now (its imports take a second or
-        more, so the server starts it before the first refresh needs it)."""
+    async def status(self, live: dict[str, Any] | None) -> dict[str, Any]:
+        """The figures of :meth:`RepositoryFigures.status`, computed in the worker (in a
+        thread while the worker starts)."""
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=1,
@@ -75,14 +81,10 @@ class StatusProcess:
                 initializer=_open_figures,
                 initargs=self._arguments,
             )
-            self._pool.submit(_ready)
-        return self._pool
-
-    async def status(self, live: dict[str, Any] | None) -> dict[str, Any]:
-        """The figures of :meth:`RepositoryFigures.status`, computed in the worker."""
-        pool = self.start()
+            self._pool.submit(int)  # the process starts now, not at the next refresh
+            return await asyncio.to_thread(self._figures.status, live)
         try:
-            return await asyncio.get_running_loop().run_in_executor(pool, _status, live)
+            return await asyncio.get_running_loop().run_in_executor(self._pool, _status, live)
         except BrokenProcessPool:
             self.close()
             raise
