@@ -22,6 +22,8 @@ from xyleme.commands import is_paused, stored_seeds
 
 CLOCK_KEY = CLOCK_STATE
 LIVE_KEY = "daemon/status"
+WRITTEN = "written"
+"""The key of the real (wall-clock) time a checkpoint of the live figures was written."""
 
 
 def restore_clock(md: Metadata, speed: float, start: float) -> Clock:
@@ -61,14 +63,19 @@ def save_clock(md: Metadata, clock: Clock) -> None:
 
 
 def save_live_status(md: Metadata, facts: dict[str, Any]) -> None:
-    """The daemon's checkpoint of its in-memory figures, for ``xyleme status``."""
-    md.put_state(LIVE_KEY, json.dumps(facts).encode())
+    """The daemon's checkpoint of its in-memory figures, for ``xyleme status``, with the real
+    time it was written (``written``), so a reader can say how old the figures are."""
+    md.put_state(LIVE_KEY, json.dumps({**facts, WRITTEN: time.time()}).encode())
 
 
 def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
-    """Every figure of ``xyleme status`` as plain JSON-ready values."""
+    """Every figure of ``xyleme status`` as plain JSON-ready values: the database's as of
+    now, the daemon's (``live``) as of its last checkpoint, written at ``live_written`` (real
+    seconds since the epoch; None before any checkpoint)."""
     counts = {kind.value: count for kind, count in md.count_by_type().items() if count}
     clock = _json(md, CLOCK_KEY) or {"now": None, "speed": None}
+    live = _json(md, LIVE_KEY) or {}
+    written = live.pop(WRITTEN, None)
     latest = md.latest_time() if clock["now"] is not None else None
     if latest is not None:  # reads committed after the last checkpoint (a kill -9)
         clock["now"] = max(float(clock["now"]), latest)
@@ -79,7 +86,8 @@ def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
         "seeds": len(stored_seeds(md)),
         "pages": counts,
         "pages_total": sum(counts.values()),
-        "live": _json(md, LIVE_KEY) or {},
+        "live": live,
+        "live_written": written,
     }
 
 

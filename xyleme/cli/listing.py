@@ -91,17 +91,21 @@ class Column:
     right: bool = False
 
 
-def listing_options(default_limit: int = DEFAULT_LIMIT) -> Callable[[F], F]:
+def listing_options(
+    default_limit: int = DEFAULT_LIMIT, deprecated: tuple[str, ...] = ()
+) -> Callable[[F], F]:
     """``--limit``, ``--json``, ``--csv`` and ``--wide``, as the parameters ``limit``,
-    ``fmt`` (``table``, ``json`` or ``csv``) and ``wide``."""
+    ``fmt`` (``table``, ``json`` or ``csv``) and ``wide``. ``deprecated`` names old spellings
+    of ``--limit`` (``--top``, ``-n``) still accepted, hidden, with a note on stderr."""
 
     def decorate(command: F) -> F:
-        options = (
+        options = [
             click.option(
                 "--limit",
                 type=click.IntRange(min=0),
                 default=default_limit,
                 show_default=True,
+                callback=_limit_or_old_spelling,
                 help="Show at most this many rows (0: all); stderr says when more exist.",
             ),
             click.option(
@@ -114,12 +118,46 @@ def listing_options(default_limit: int = DEFAULT_LIMIT) -> Callable[[F], F]:
             click.option(
                 "--wide", is_flag=True, help="Keep long cells (URLs) on one line in the table."
             ),
-        )
+        ]
+        if deprecated:
+            options.append(
+                click.option(
+                    *deprecated,
+                    "old_limit",
+                    type=click.IntRange(min=0),
+                    hidden=True,
+                    expose_value=False,
+                    callback=_old_limit,
+                )
+            )
         for option in reversed(options):
             command = option(command)
         return command
 
     return decorate
+
+
+def _old_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    """An old spelling of ``--limit`` given: it sets the limit, with a note on stderr."""
+    if value is None:
+        return
+    spelling = "/".join(param.opts)
+    if ctx.get_parameter_source("limit") not in (None, click.core.ParameterSource.DEFAULT):
+        raise click.UsageError(f"{spelling} is the old name of --limit: give one of them")
+    click.echo(f"{spelling} is deprecated: use --limit", err=True)
+    ctx.meta["old_limit"] = value
+    if "limit" in ctx.params:
+        ctx.params["limit"] = value
+
+
+def _limit_or_old_spelling(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """``--limit``, unless it was left at its default and an old spelling gave the limit."""
+    old = ctx.meta.get("old_limit")
+    if old is not None:
+        if ctx.get_parameter_source("limit") is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("--limit and its old name were both given: give one of them")
+        return old
+    return value
 
 
 def shown_limit(limit: int) -> int | None:
