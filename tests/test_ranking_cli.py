@@ -131,7 +131,9 @@ def test_top_takes_the_old_n_with_a_note(repo):
     run("--repo", directory, "rank", "compute")
     result = run("--repo", directory, "rank", "top", "--xml", "-n", "1", "--json")
     assert len(json.loads(result.stdout)) == 1 and "-n is deprecated" in result.stderr
-    assert run("--repo", directory, "rank", "top", "--xml", "-n", "1", "--limit", "2").exit_code == 2
+    assert (
+        run("--repo", directory, "rank", "top", "--xml", "-n", "1", "--limit", "2").exit_code == 2
+    )
 
 
 def test_top_opic_lists_the_estimates_opic_stored(repo):

@@ -174,11 +174,13 @@ def emit(
     total: int | None = None,
     wide: bool = False,
     noun: str = "rows",
+    more: bool = False,
 ) -> None:
     """Print ``rows`` as a table of ``columns``, or every field as JSON / CSV.
 
     ``fields`` names the machine formats' fields in order (default: the first row's keys);
-    ``total`` is how many rows matched before the limit, for the note on stderr.
+    ``total`` is how many rows matched before the limit, for the note on stderr; ``more``
+    says that more matched when the total is not known (a query stops at its limit).
     """
     fields = list(fields or (rows[0].keys() if rows else [column.key for column in columns]))
     if fmt == "json":
@@ -193,15 +195,17 @@ def emit(
         click.echo(table(rows, columns, wide=wide), nl=False)
     else:
         click.echo(f"no {noun}", err=True)
-    more_note(len(rows), total, noun)
+    more_note(len(rows), total, noun, more=more)
 
 
-def more_note(shown: int, total: int | None, noun: str = "rows") -> None:
+def more_note(shown: int, total: int | None, noun: str = "rows", *, more: bool = False) -> None:
     """Say on stderr that ``--limit`` hid rows, and how to see them."""
     if total is not None and total > shown:
         click.echo(
             f"{shown} of {total} {noun} shown; --limit {total} (or 0) shows them all", err=True
         )
+    elif more:
+        click.echo(f"{shown} {noun} shown and more exist; --limit 0 shows them all", err=True)
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, wide: bool = False) -> str:
