@@ -10,13 +10,14 @@ import click
 
 from loader import Loader, LoadOutcome, LoadResult
 from loader.changes import diff_versions
-from loader.errors import LoaderError, QueryTimeout
+from loader.errors import LoaderError, QueryError, QueryTimeout
 from loader.query import parse_namespaces, run_query
 from loader.reading import Warehouse
 from loader.settings import LoaderSettings
 from metadata import Metadata, MetadataError
 from metadata.clock import SystemClock
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import InputError
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, size, when
 from xyleme.cli.params import MOMENT, PAGE
 
@@ -272,6 +273,8 @@ def query(
         )
     except QueryTimeout as error:
         matches, stopped = error.partial, error
+    except QueryError as error:  # the expression or a --ns binding: the user's input
+        raise InputError(str(error)) from None
     except LoaderError as error:
         raise click.ClickException(str(error)) from None
     rows = [match.as_dict() for match in matches[:cap]]

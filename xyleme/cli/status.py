@@ -93,8 +93,8 @@ def status_text(facts: dict[str, Any]) -> str:
         + (f"  (clock speed x{clock['speed']:g})" if clock["speed"] else ""),
         f"seeds         {facts['seeds']}",
         "pages         "
-        + "  ".join(f"{kind} {count}" for kind, count in facts["pages"].items())
-        + f"  (total {facts['pages_total']}; the database, now)",
+        + "".join(f"{kind} {count}  " for kind, count in facts["pages"].items())
+        + f"(total {facts['pages_total']}; the database, now)",
     ]
     live = facts["live"]
     if not live:
