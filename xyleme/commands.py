@@ -18,9 +18,13 @@ import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from metadata import InvalidURL, Metadata, canonicalize_url
+from metadata.errors import InvalidURL
+from metadata.urls import canonicalize_url
+
+if TYPE_CHECKING:  # the manager's imports are heavy; `xyleme status` reads without it
+    from metadata import Metadata
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"

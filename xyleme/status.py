@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from metadata import Metadata
 from metadata.clock import CLOCK_STATE, Clock, encode_clock
 from xyleme.commands import is_paused, stored_seeds
+
+if TYPE_CHECKING:  # readers of the status (``xyleme status``) load neither
+    import numpy as np
+
+    from metadata import Metadata
+    from metadata.glance import Glance
 
 CLOCK_KEY = CLOCK_STATE
 LIVE_KEY = "daemon/status"
@@ -46,6 +49,8 @@ def repository_now(md: Metadata, view: dict[str, np.ndarray] | None = None) -> f
     latest time it recorded, a read or a discovery; an empty one at the wall clock's. ``view``
     is ``md.refresh_view()`` when the caller has it already.
     """
+    import numpy as np  # the refresh view is numpy's: only its readers pay for it
+
     if md.get_state(CLOCK_KEY) is not None:
         return md.repository_clock(running=False).now()
     view = md.refresh_view() if view is None else view
@@ -68,7 +73,7 @@ def save_live_status(md: Metadata, facts: dict[str, Any]) -> None:
     md.put_state(LIVE_KEY, json.dumps({**facts, WRITTEN: time.time()}).encode())
 
 
-def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
+def read_status(md: Metadata | Glance, daemon_pid: int | None) -> dict[str, Any]:
     """Every figure of ``xyleme status`` as plain JSON-ready values: the database's as of
     now, the daemon's (``live``) as of its last checkpoint, written at ``live_written`` (real
     seconds since the epoch; None before any checkpoint)."""

@@ -20,7 +20,7 @@ import click
 from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import ago, when
-from xyleme.cli.reading import json_option, open_metadata
+from xyleme.cli.reading import glance, json_option, open_metadata
 from xyleme.lock import holder_pid
 from xyleme.status import read_status
 
@@ -51,8 +51,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     (real seconds since the figures were taken; null when unknown)."""
     repository = repo_path(ctx)
     pid = holder_pid(repository)
-    with open_metadata(repository, readonly=True) as md:
-        facts = read_status(md, pid)
+    with glance(repository) as reader:
+        facts = read_status(reader, pid)
     facts["live_source"] = "checkpoint" if facts["live"] else None
     if pid is not None:
         asked = ask_daemon(repository)
