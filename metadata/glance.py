@@ -53,7 +53,7 @@ def check_readable(conn: sqlite3.Connection, path: Path) -> None:
     without migrating it (a reader never writes)."""
     try:
         rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError:
+    except sqlite3.OperationalError:  # no such table (a file that is not SQLite raises on)
         rows = {}
     if rows.get("application") != APPLICATION:
         raise NotARepository(path, "an SQLite database, but not xyleme's")
