@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -67,7 +68,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(status_text(facts))
 
 
-def ask_daemon(repository: Any) -> dict[str, Any] | None:
+def ask_daemon(repository: Path) -> dict[str, Any] | None:
     """The running daemon's figures of this instant, or None (with a note on stderr) when it
     does not answer in time: the caller falls back on the checkpoint."""
     with open_metadata(repository, readonly=False) as md:
