@@ -30,12 +30,13 @@ from benchmarks.plots import pyplot
 from ranking.liverank import (
     BENCHMARK_ALPHAS,
     STRATEGIES,
+    LinkGraph,
     LiveRankSettings,
     cost_curve,
     make_liverank,
+    personalised_pagerank,
     simulate,
 )
-from ranking.liverank_graph import LinkGraph, personalised_pagerank
 from xyleme.simweb import GroundTruth, SimWeb, SimWebSettings
 from xyleme.simweb.aging import (
     AgedWeb,

@@ -33,9 +33,17 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from benchmarks.plots import pyplot
-from ranking.opic import OPIC
-from ranking.opic_select import Cycle, Greedy, PageSelector, RandomSelection
-from ranking.opic_windows import HistoryWindow, Interpolation, fixed_window, variable_window
+from ranking.opic import (
+    OPIC,
+    Cycle,
+    Greedy,
+    HistoryWindow,
+    Interpolation,
+    PageSelector,
+    RandomSelection,
+    fixed_window,
+    variable_window,
+)
 
 DAMPING = 0.85
 ROUNDS = 10

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ranking.liverank_graph import LinkGraph
+from ranking.liverank import LinkGraph
 
 
 @dataclass(frozen=True)

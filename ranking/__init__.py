@@ -1,56 +1,61 @@
-"""Page ranking: sliced Gauss-Seidel PageRank (paper §5), OPIC and LiveRank orderings.
+"""Page ranking: PageRank (sliced Gauss-Seidel, §5 of seed 002), OPIC and LiveRank.
 
-The sliced rankings work on a :class:`SlicedGraph` (the link matrix cut by destination and
-written to disk, sized by a memory budget) and need nothing else: build one from edge arrays,
-.npy files or streamed chunks, then call :func:`pagerank`, :func:`interest` or
-:func:`importance_and_interest`. See docs/ranking.md.
+Three subjects, one subpackage each, over one stepping core:
 
-The names below load on first use (PEP 562), so importing ``ranking.opic`` or the CLI does
-not pay for numba and the compiled kernels.
+* :mod:`ranking.pagerank`: importance and interest of every page, by sliced Gauss-Seidel
+  over the link matrix on disk (the warehouse's ranking pass), and the in-RAM power
+  iteration it is measured against.
+* :mod:`ranking.opic`: on-line page importance computed while crawling (seed 000).
+* :mod:`ranking.liverank`: which pages of an old crawl to re-check first (seed 001).
+
+The core, :mod:`ranking.stepping` (after LAW WebGraph's ``SpectralRanking``), owns the loop,
+the stop rules and the error bounds; :mod:`ranking.errors` the one hierarchy of failures
+(:class:`RankingError`); :class:`RankResult` carries a vector with how it was made. The
+package takes arrays and graphs and returns results: it imports nothing of the store
+(``metadata``) or of the daemon (``xyleme``). See docs/ranking.md.
+
+This face holds the core only, so importing ``ranking.opic`` or the CLI does not pay for
+numba and the compiled kernels that :mod:`ranking.pagerank` loads on first use.
 """
 
 from __future__ import annotations
 
-import importlib
+from ranking.errors import (
+    BudgetTooSmall,
+    InvalidGraph,
+    NoErrorBound,
+    NotConverged,
+    RankingCancelled,
+    RankingError,
+)
+from ranking.result import RankResult
+from ranking.settings import RankingSettings
+from ranking.stepping import (
+    BoundElseChange,
+    ContractingRanking,
+    IterativeRanking,
+    L1Bound,
+    MaxSweeps,
+    RelativeChange,
+    StopRule,
+    contraction_bound,
+)
 
-_EXPORTS = {
-    "BoundElseChange": "ranking.stopping",
-    "BudgetTooSmall": "ranking.errors",
-    "CombinedScan": "ranking.sliced",
-    "DirectPageRank": "ranking.direct",
-    "InvalidGraph": "ranking.errors",
-    "InversePageRank": "ranking.inverse",
-    "IterativeRanking": "ranking.iterative",
-    "L1Bound": "ranking.stopping",
-    "MaxSweeps": "ranking.stopping",
-    "NoErrorBound": "ranking.errors",
-    "NotConverged": "ranking.errors",
-    "PowerIterationPageRank": "ranking.power",
-    "RankResult": "ranking.result",
-    "RankingCancelled": "ranking.errors",
-    "RankingError": "ranking.errors",
-    "RankingSettings": "ranking.settings",
-    "RelativeChange": "ranking.stopping",
-    "ScanMonitor": "ranking.sliced",
-    "SlicedGraph": "ranking.slices",
-    "StopRule": "ranking.stopping",
-    "importance_and_interest": "ranking.compute",
-    "importance_teleport": "ranking.inverse",
-    "interest": "ranking.compute",
-    "pagerank": "ranking.compute",
-    "xml_teleport": "ranking.inverse",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> object:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'ranking' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__all__ = [
+    "BoundElseChange",
+    "BudgetTooSmall",
+    "ContractingRanking",
+    "InvalidGraph",
+    "IterativeRanking",
+    "L1Bound",
+    "MaxSweeps",
+    "NoErrorBound",
+    "NotConverged",
+    "RankResult",
+    "RankingCancelled",
+    "RankingError",
+    "RankingSettings",
+    "RelativeChange",
+    "StopRule",
+    "contraction_bound",
+]

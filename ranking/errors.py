@@ -1,7 +1,11 @@
-"""The named failures of the ranking package.
+"""The named failures of the ranking package: one hierarchy under :class:`RankingError`.
 
 Every error a user can cause (a bad edge file, a budget too small for one page's in-links, a
 run that did not converge) is one of these, so the CLI can print a sentence, not a traceback.
+Every iteration of the package (sliced Gauss-Seidel, power iteration, LiveRank's PageRank)
+stops through :mod:`ranking.stepping` and fails with :class:`NotConverged`; the OPIC and
+LiveRank errors (:mod:`ranking.opic`, :mod:`ranking.liverank`) derive from
+:class:`RankingError` too.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ class RankingError(Exception):
     """Base class of every ranking failure."""
 
 
-class InvalidGraph(RankingError):
-    """The edges cannot form a link matrix (negative ids, ids beyond the page count, ...)."""
+class InvalidGraph(RankingError, ValueError):
+    """The edges cannot form a link matrix (negative ids, ids beyond the page count, a
+    teleport or zap vector that is not a distribution, ...)."""
 
 
 class BudgetTooSmall(RankingError):

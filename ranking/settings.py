@@ -13,7 +13,7 @@ from pydantic import AfterValidator, Field
 from pydantic.dataclasses import dataclass
 
 from conventions import SETTINGS
-from ranking.memory import parse_size
+from ranking.pagerank.memory import parse_size
 
 Variant = Literal["PR'", "PR''"]
 VARIANTS = get_args(Variant)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranking.opic import OPIC
-from ranking.opic_select import PageSelector
+from ranking.opic import OPIC, PageSelector
 
 
 def random_graph(rng: np.random.Generator, n: int, max_out: int = 5) -> list[np.ndarray]:

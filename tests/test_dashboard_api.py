@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from metadata import FetchResult, Metadata, PageType
-from tests.dashboard_fixtures import short_simweb_run
+from tests.dashboard_fixtures import built_repository
 from xyleme.cli import cli
 from xyleme.dashboard import DashboardSettings, create_app
 
@@ -20,9 +19,7 @@ HOSTILE = '<script>alert("x")</script>'
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dashboard") / "repo"
-    asyncio.run(short_simweb_run(path))
-    return path
+    return built_repository(tmp_path_factory, "dashboard")
 
 
 @pytest.fixture
@@ -132,9 +129,11 @@ async def test_rankings_list_the_best_pages_of_each_kind(client, md):
     best_xml = max(importance[types == 1])
     assert values[0] == pytest.approx(best_xml)
     assert all(page["type"] == "HTML" for page in answer["html_interest"]["pages"])
-    opic = answer["opic"]["distribution"]
-    assert sum(opic) == pytest.approx(1.0)  # OPIC's estimates sum to 1
-    assert opic == sorted(opic, reverse=True)
+    opic = answer["opic"]  # the distribution: log-spaced ranks of every ranked page
+    assert opic["distribution_ranks"][0] == 1
+    assert opic["distribution_ranks"][-1] == opic["ranked_pages"]
+    assert opic["distribution"] == sorted(opic["distribution"], reverse=True)
+    assert opic["distribution"][0] == opic["pages"][0]["opic_importance"]
     made = answer["provenance"]
     assert made["importance"]["converged"] and made["interest"]["converged"]
     assert made["importance"]["figure_name"] == "l1_error_bound"

@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks.liverank_webgraph import synthetic_web
 from metadata.clock import ManualClock
-from ranking.liverank_graph import personalised_pagerank
+from ranking.liverank import personalised_pagerank
 from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.aging import (
     AgingModel,

@@ -2,7 +2,7 @@
 
 import json
 
-from ranking.liverank_settings import STRATEGIES
+from ranking.liverank import STRATEGIES
 from tests.smoke_runs import smoke_run
 
 

@@ -6,8 +6,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from ranking.liverank_cost import cost, cost_curve, fetches_needed
-from ranking.liverank_errors import InvalidAnswer, NoLivePages
+from ranking.liverank import InvalidAnswer, NoLivePages, cost, cost_curve, fetches_needed
 
 
 def brute_force_cost(order, alive, alpha):

@@ -3,10 +3,16 @@
 import numpy as np
 import pytest
 
-from ranking.liverank import LiveRankSettings, make_liverank, simulate
-from ranking.liverank_dynamic import ActiveIndegreeSession, BreadthFirstSession
-from ranking.liverank_graph import LinkGraph, personalised_pagerank
-from ranking.liverank_orderings import descending_order
+from ranking.liverank import (
+    ActiveIndegreeSession,
+    BreadthFirstSession,
+    LinkGraph,
+    LiveRankSettings,
+    descending_order,
+    make_liverank,
+    personalised_pagerank,
+    simulate,
+)
 
 
 def sessions_for(graph, sample, cls):

@@ -3,33 +3,30 @@
 import numpy as np
 import pytest
 
+from ranking import InvalidGraph
+from ranking import NotConverged as PageRankDidNotConverge
 from ranking.liverank import (
     ALIVE_ANSWER,
     DEAD_ANSWER,
+    STRATEGIES,
     UNKNOWN_ANSWER,
-    LiveRankSettings,
-    make_liverank,
-    replay,
-    simulate,
-)
-from ranking.liverank_errors import (
     InvalidAnswer,
-    InvalidGraph,
-    PageRankDidNotConverge,
+    LinkGraph,
+    LiveRankSettings,
     UnknownStrategy,
-)
-from ranking.liverank_graph import LinkGraph, personalised_pagerank
-from ranking.liverank_orderings import (
     descending_order,
     double_adaptive_scores,
     draw_sample,
     indegree_order,
     live_pagerank,
+    make_liverank,
     order_after_sample,
+    personalised_pagerank,
     positions,
+    replay,
+    simulate,
     site_activity_scores,
 )
-from ranking.liverank_settings import STRATEGIES
 
 
 def dense_pagerank(graph, zap, damping=0.85):

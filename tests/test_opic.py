@@ -5,9 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.opic import OPIC, UnknownPage
-from ranking.opic_select import Cycle, Greedy
-from ranking.opic_windows import FullHistory
+from ranking.opic import OPIC, Cycle, FullHistory, Greedy, UnknownPage
 from tests.opic_graphs import crawl, dense_pagerank, random_graph
 
 graphs_and_visits = st.integers(1, 12).flatmap(

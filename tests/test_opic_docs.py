@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-import ranking.opic
+import ranking.opic.cash
+import ranking.opic.focus
+import ranking.opic.select
 import ranking.opic_events
-import ranking.opic_focus
-import ranking.opic_select
 
 DOC = Path(__file__).parent.parent / "docs" / "opic.md"
 
 
 @pytest.mark.parametrize(
-    "module", [ranking.opic, ranking.opic_select, ranking.opic_focus, ranking.opic_events]
+    "module", [ranking.opic.cash, ranking.opic.select, ranking.opic.focus, ranking.opic_events]
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

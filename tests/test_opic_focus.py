@@ -3,9 +3,7 @@
 import numpy as np
 import pytest
 
-from ranking.opic import OPIC
-from ranking.opic_focus import suspect_xml
-from ranking.opic_select import Greedy
+from ranking.opic import OPIC, Greedy, suspect_xml
 
 
 @pytest.mark.parametrize(

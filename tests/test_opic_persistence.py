@@ -4,9 +4,15 @@ import numpy as np
 import pytest
 
 from metadata import Metadata
-from ranking.opic import OPIC, CorruptSnapshot
-from ranking.opic_select import Greedy
-from ranking.opic_windows import FullHistory, Interpolation, fixed_window, variable_window
+from ranking.opic import (
+    OPIC,
+    CorruptSnapshot,
+    FullHistory,
+    Greedy,
+    Interpolation,
+    fixed_window,
+    variable_window,
+)
 from tests.opic_graphs import crawl, random_graph
 
 

@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.opic import OPIC
-from ranking.opic_select import Cycle, Greedy, NoPages, RandomSelection
+from ranking.opic import OPIC, Cycle, Greedy, NoPages, RandomSelection
 
 operations = st.lists(
     st.one_of(

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from ranking.opic import OPIC
-from ranking.opic_select import Greedy
-from ranking.opic_settings import OPICSettings
-from ranking.opic_windows import (
+from ranking.opic import (
+    OPIC,
     FullHistory,
+    Greedy,
     Interpolation,
     MeasureWindow,
+    OPICSettings,
     fixed_window,
     variable_window,
 )

@@ -11,17 +11,19 @@ import numpy as np
 import pytest
 
 from ranking import (
-    CombinedScan,
-    DirectPageRank,
-    InversePageRank,
     L1Bound,
     MaxSweeps,
     NoErrorBound,
     NotConverged,
-    PowerIterationPageRank,
     RankingCancelled,
     RankResult,
     RelativeChange,
+)
+from ranking.pagerank import (
+    CombinedScan,
+    DirectPageRank,
+    InversePageRank,
+    PowerIterationPageRank,
     SlicedGraph,
     importance_and_interest,
     importance_teleport,
@@ -379,12 +381,12 @@ def test_damping_outside_the_open_interval_is_refused(graph):
     ["compute", "direct", "extrapolation", "inverse", "memory", "power", "sliced", "slices"],
 )
 def test_the_docstring_examples_run(module):
-    failures, _ = doctest.testmod(importlib.import_module(f"ranking.{module}"))
+    failures, _ = doctest.testmod(importlib.import_module(f"ranking.pagerank.{module}"))
     assert failures == 0
 
 
 def test_the_interest_bound_is_given_up_when_its_weights_are_never_certified():
-    from ranking.inverse_bound import PATIENCE, BoundState
+    from ranking.pagerank.inverse_bound import PATIENCE, BoundState
 
     state = BoundState(0.85)
     state.observe(1.1, 1.0)  # s = 0.935: the weights' sweeps converge

@@ -11,9 +11,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from ranking import BudgetTooSmall, InvalidGraph, SlicedGraph, pagerank
-from ranking.memory import parse_size
-from ranking.slices import SLICE_BYTES_PER_EDGE, SLICE_BYTES_PER_PAGE
+from ranking import BudgetTooSmall, InvalidGraph
+from ranking.pagerank import SlicedGraph, pagerank, parse_size
+from ranking.pagerank.slices import SLICE_BYTES_PER_EDGE, SLICE_BYTES_PER_PAGE
 from tests.ranking_graphs import dense_pagerank, random_graph
 
 
@@ -129,8 +129,7 @@ MEMORY_PROBE = textwrap.dedent(
     import json, sys, threading, time
     from pathlib import Path
     import numpy as np
-    from ranking import SlicedGraph, importance_and_interest
-    from ranking.memory import anon_rss_bytes
+    from ranking.pagerank import SlicedGraph, anon_rss_bytes, importance_and_interest
 
     work, budget = Path(sys.argv[1]), sys.argv[2]
     # compile every kernel the measured run uses before the baseline: a graph that takes

@@ -29,8 +29,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from loader import LoaderSettings
 from metadata import MetadataSettings
-from ranking.opic_settings import OPICSettings
-from ranking.settings import RankingSettings
+from ranking import RankingSettings
+from ranking.opic import OPICSettings
 from refresh.settings import RefreshSettings
 from xyleme.archive.settings import ArchiveSettings
 from xyleme.crawler import CrawlerSettings

@@ -48,7 +48,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
 from metadata.reports import write_host_stats
-from ranking.errors import RankingCancelled, RankingError
+from ranking import RankingCancelled, RankingError
 from ranking.opic import OPIC
 from ranking.opic_events import FetchListener
 from ranking.repository import rank_repository
@@ -181,7 +181,7 @@ class Daemon:
         self._listen_to_fetches()
         self.checkpoint()
         # numba and the ranking kernels load now (~1.5 s), not inside the first ranking pass
-        importlib.import_module("ranking.compute")
+        importlib.import_module("ranking.pagerank.compute")
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,

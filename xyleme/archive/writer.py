@@ -53,7 +53,7 @@ class Archive:
         clock: Clock,
         info: dict[str, str] | None = None,
     ) -> None:
-        self.folder = folder
+        self.folder = folder.absolute()  # the writer runs in it: a relative path would nest
         self.settings = settings
         self.clock = clock
         self.info = {"software": "xyleme", "format": "WARC File Format 1.1"} | (info or {})

@@ -11,8 +11,14 @@ from __future__ import annotations
 import click
 
 from metadata import Metadata
-from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, LiveRankSettings, make_liverank, replay
-from ranking.liverank_errors import LiveRankError
+from ranking.liverank import (
+    ALIVE_ANSWER,
+    DEAD_ANSWER,
+    LiveRankError,
+    LiveRankSettings,
+    make_liverank,
+    replay,
+)
 from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors

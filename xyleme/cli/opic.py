@@ -8,8 +8,7 @@ import click
 import numpy as np
 
 from metadata import Metadata, MetadataError
-from ranking.opic import OPIC, CorruptSnapshot
-from ranking.opic_settings import OPICSettings
+from ranking.opic import OPIC, CorruptSnapshot, OPICSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit
 from xyleme.cli.repository import DATABASE

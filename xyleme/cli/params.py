@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import click
 
-from ranking.liverank_settings import SAMPLE_KINDS, STRATEGIES
+from ranking.liverank import SAMPLE_KINDS, STRATEGIES
 
 F = TypeVar("F", bound=Callable)
 

@@ -20,10 +20,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, MetadataError, PageType
-from ranking.errors import RankingError
-from ranking.memory import parse_size
+from ranking import RankingError, RankingSettings
+from ranking.pagerank import parse_size
 from ranking.repository import provenance, rank_repository
-from ranking.settings import RankingSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
 from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit, when

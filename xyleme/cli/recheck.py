@@ -18,8 +18,7 @@ import sys
 import click
 
 from metadata import Metadata
-from ranking.liverank_errors import LiveRankError
-from ranking.liverank_settings import LiveRankSettings
+from ranking.liverank import LiveRankError, LiveRankSettings
 from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors

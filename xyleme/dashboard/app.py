@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from xyleme.dashboard import admin, hosts, views
+from xyleme.dashboard import admin, hosts, pagelists, urls, views
 from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.keys import (
@@ -114,8 +114,10 @@ def create_app(
             web.get("/api/schedule", views.api_schedule),
             web.get("/api/rankings", views.api_rankings),
             web.get("/api/page", views.api_page),
+            web.get("/api/page/{list}", pagelists.api_page_list),
             web.get("/api/query", views.api_query),
             web.get("/api/hosts", hosts.api_hosts),
+            web.get("/api/urls", urls.api_urls),
             web.get("/metrics", views.metrics),
             web.post("/api/admin/pause", admin.pause),
             web.post("/api/admin/resume", admin.resume),

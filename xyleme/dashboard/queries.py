@@ -59,11 +59,17 @@ class QueryPool:
         self._mean_seconds = 1.0  # of recent queries, for Retry-After
 
     async def run(
-        self, folder: Path, xpath: str, offset: int, limit: int
-    ) -> tuple[list[dict[str, Any]], bool]:
-        """Results ``offset`` to ``offset + limit`` of ``xpath`` over the latest version of
-        every document in ``folder``, and whether more follow. Raises :class:`QueryBusy`
-        when the pool is full, :class:`QueryFailed` for a query that fails."""
+        self,
+        folder: Path,
+        xpath: str,
+        offset: int,
+        limit: int,
+        after: tuple[int, int] | None = None,
+    ) -> tuple[list[dict[str, Any]], bool, tuple[int, int] | None]:
+        """``limit`` results of ``xpath`` over the latest version of every document in
+        ``folder`` after the key ``after`` (else from ``offset``), whether more follow, and
+        the key of the last (``xyleme.query_worker``). Raises :class:`QueryBusy` when the
+        pool is full, :class:`QueryFailed` for a query that fails."""
         try:
             compile_query(xpath, {})  # a syntax error costs no process (and no turn)
         except LoaderError as error:
@@ -76,7 +82,7 @@ class QueryPool:
             async with self._turns:
                 started = time.monotonic()
                 try:
-                    return await self._in_worker(folder, xpath, offset, limit)
+                    return await self._in_worker(folder, xpath, offset, limit, after)
                 finally:
                     elapsed = time.monotonic() - started
                     self._mean_seconds = 0.8 * self._mean_seconds + 0.2 * elapsed
@@ -87,13 +93,14 @@ class QueryPool:
         return math.ceil(self._mean_seconds)
 
     async def _in_worker(
-        self, folder: Path, xpath: str, offset: int, limit: int
-    ) -> tuple[list[dict[str, Any]], bool]:
+        self, folder: Path, xpath: str, offset: int, limit: int, after: tuple[int, int] | None
+    ) -> tuple[list[dict[str, Any]], bool, tuple[int, int] | None]:
         request = {
             "folder": str(folder),
             "xpath": xpath,
             "offset": offset,
             "limit": limit,
+            "after": after,
             "cpu_seconds": self.time_limit,
             "memory_mb": self.memory_mb,
         }
@@ -121,7 +128,8 @@ class QueryPool:
         answer = json.loads(output)
         if "error" in answer:
             raise QueryFailed(answer["error"])
-        return answer["results"], answer["more"]
+        last = answer["last"]
+        return answer["results"], answer["more"], None if last is None else tuple(last)
 
     def _stopped(self) -> str:
         return f"query stopped after its time limit of {self.time_limit:g} s"

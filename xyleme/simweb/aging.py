@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import expit, logit
 from scipy.stats import rankdata
 
-from ranking.liverank_graph import LinkGraph, personalised_pagerank
+from ranking.liverank import LinkGraph, personalised_pagerank
 from xyleme.simweb.lifecycle import SOFT_404, LifecycleModel, Lifecycles
 from xyleme.simweb.settings import DAY
 from xyleme.simweb.web import WebStructure

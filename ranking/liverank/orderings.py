@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranking.liverank_errors import InvalidGraph, UnknownStrategy
-from ranking.liverank_graph import DAMPING, LinkGraph, personalised_pagerank
-from ranking.liverank_settings import SAMPLE_KINDS
+from ranking.errors import InvalidGraph
+from ranking.liverank.errors import UnknownStrategy
+from ranking.liverank.graph import LinkGraph
+from ranking.liverank.pagerank import DAMPING, personalised_pagerank
+from ranking.liverank.settings import SAMPLE_KINDS
 
 
 def random_order(n_pages: int, rng: np.random.Generator) -> np.ndarray:

@@ -12,9 +12,9 @@ from collections import deque
 
 import numpy as np
 
-from ranking.liverank_graph import LinkGraph
-from ranking.liverank_orderings import positions
-from ranking.liverank_session import UNTESTED, LiveRankSession, OrderCursor
+from ranking.liverank.graph import LinkGraph
+from ranking.liverank.orderings import positions
+from ranking.liverank.session import UNTESTED, LiveRankSession, OrderCursor
 
 
 def _unique_in_first_seen_order(pages: np.ndarray) -> np.ndarray:

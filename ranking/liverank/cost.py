@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ranking.liverank_errors import InvalidAnswer, NoLivePages
+from ranking.liverank.errors import InvalidAnswer, NoLivePages
 
 BENCHMARK_ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """The fractions α at which §4 reads the cost curves."""

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ranking import kernels
+from ranking.pagerank import kernels
 
 #: Sweeps between the saved iterate and the extrapolation (6 was fastest of 4–15 on the
 #: 1M-page benchmark graph, 15 the first span that never amplifies a mode, docs/ranking.md).

@@ -147,8 +147,13 @@ def inverse_gauss_seidel_slice(
     r: float,
     interest: np.ndarray,
     children_sum: np.ndarray,
-) -> float:
-    """Update the interest of the pages ``lo…lo+rows`` in place (Gauss-Seidel, §5.2).
+    weights: np.ndarray,
+    weights_damping: float,
+    lift: float,
+    weights_out: np.ndarray,
+) -> tuple[float, float]:
+    """Update the interest of the pages ``lo…lo+rows`` in place (Gauss-Seidel, §5.2), and
+    make the Jacobi step of the bound's weights in the same pass over the in-links.
 
     ``children_sum[i]`` is kept equal to Σ_{j ∈ Out(i)} interest[j] at all times, so page
     j's new value x_j = r·(c·children_sum[j]/OutDeg(j) + (1 − c)·E'_j) reads the newest
@@ -158,9 +163,19 @@ def inverse_gauss_seidel_slice(
     value instead (the same fixed point either way); ``self_linked`` (from
     :func:`mark_self_links`) spares counting the loops of the other pages. The change of
     x_j is then pushed to the sums of its parents, the sources of the slice's in-links of
-    j. Returns Σ |change| over the slice.
+    j.
+
+    With ``weights_damping`` s > 0, the same loop over j's in-links gathers (M·w)_j from
+    ``weights`` (w/OutDeg, w for pages without links, as the direct vector is stored):
+    h_j = w_j − s·(M·w)_j (the certificate of :mod:`ranking.pagerank.inverse_bound`, exact:
+    ``weights`` is not written) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored like
+    ``weights`` into ``weights_out`` (one value per page of the slice). The parent i of a
+    link is then read once for both vectors. Returns (Σ |change| of the interest over the
+    slice, min h over the slice, inf without weights).
     """
     moved = 0.0
+    lowest = np.inf
+    sweep_weights = weights_damping > 0.0
     for row in range(indptr.shape[0] - 1):
         page = lo + row
         degree = outdeg[page]
@@ -183,9 +198,24 @@ def inverse_gauss_seidel_slice(
         if change != 0.0:
             interest[page] = new
             moved += abs(change)
+        if sweep_weights:
+            gathered = 0.0
+            if change != 0.0:
+                for e in range(indptr[row], indptr[row + 1]):
+                    parent = slice_src[e]
+                    gathered += weights[parent]
+                    children_sum[parent] += change
+            else:
+                for e in range(indptr[row], indptr[row + 1]):
+                    gathered += weights[slice_src[e]]
+            w = weights[page] * degree if degree > 0 else weights[page]
+            lowest = min(lowest, w - weights_damping * gathered)
+            ahead = 1.0 + lift * w + weights_damping * gathered
+            weights_out[row] = ahead / degree if degree > 0 else ahead
+        elif change != 0.0:
             for e in range(indptr[row], indptr[row + 1]):
                 children_sum[slice_src[e]] += change
-    return moved
+    return moved, lowest
 
 
 @_jit
@@ -221,7 +251,7 @@ def extrapolate(current: np.ndarray, saved: np.ndarray, decay: float) -> None:
     """current ← (current − decay·saved)/(1 − decay), in place (no N-sized temporary).
 
     If current = x* + decay·e and saved = x* + e (one mode of the error, shrunk by ``decay``
-    between the two), the result is x*: the extrapolation of :mod:`ranking.inverse`.
+    between the two), the result is x*: the extrapolation of :mod:`ranking.pagerank.inverse`.
     """
     keep = 1.0 / (1.0 - decay)
     for i in range(current.shape[0]):
@@ -256,7 +286,7 @@ def inverse_finish_sweep(
     (‖x_new − x_old‖₁, ‖y‖₁, Σ ŵ_i·|x_new − x_old|_i, max over x_old_i > 0 of
     x_old_i/x_new_i), ŵ being ``weights`` stored like the direct vector (divided by OutDeg
     where it is not 0): the last two are the residual and the Collatz–Wielandt ratio of
-    :mod:`ranking.inverse_bound` for x_old (whose eq. 6–7 image is x_new). The
+    :mod:`ranking.pagerank.inverse_bound` for x_old (whose eq. 6–7 image is x_new). The
     normalisation factor r of eq. 7 is 1/‖y‖₁.
     """
     total = 0.0
@@ -297,7 +327,7 @@ def inverse_residual(
 
     Returns (Σ ŵ_i·|y_i − x_i|, max over x_i > 0 of x_i/y_i, min x_i), ŵ being ``weights``
     stored like the direct vector: the residual, the Collatz–Wielandt ratio and the sign
-    check of :mod:`ranking.inverse_bound`.
+    check of :mod:`ranking.pagerank.inverse_bound`.
     """
     weighted = 0.0
     ratio = 0.0
@@ -331,7 +361,7 @@ def weights_jacobi_slice(
 
     ``source`` holds w/OutDeg (w for pages without links), like the direct vector. For each
     page, (M·w)_j from its in-links, then h_j = w_j − s·(M·w)_j (exact: the certificate of
-    :mod:`ranking.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
+    :mod:`ranking.pagerank.inverse_bound`) and the next w_j = 1 + ``lift``·w_j + s·(M·w)_j, stored
     like ``source`` into ``out``. Returns min h over the slice.
     """
     lowest = np.inf

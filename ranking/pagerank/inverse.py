@@ -28,7 +28,7 @@ eq. 7's r for it (the first sweep takes r = 1). The children sums
 are kept current in an N-vector: a page's change is pushed, while its slice is read, to
 the sums of its parents, the sources of its in-links in the slice. So the inverse reads
 the same slices as the direct ranking, in the same scan
-(:class:`~ranking.sliced.CombinedScan`), with one random access per link, as a Jacobi
+(:class:`~ranking.pagerank.sliced.CombinedScan`), with one random access per link, as a Jacobi
 sweep. It starts from x = 0 (children sums 0, a consistent state without a scan); the
 pages it reaches are those eq. 6–7 reaches from E'. On the 1M-page benchmark graph it
 stops after 134 sweeps where the Jacobi sweeps of eq. 6–7 needed 307, and after 73 with
@@ -47,14 +47,14 @@ is the Perron root 1/r ≈ 0.882, then a cluster of modulus c = 0.85 (c, −c, c
 closed and nearly closed groups of pages, hosts whose links stay inside), so Jacobi shrinks
 the error by c·r ≈ 0.963 a sweep and Gauss-Seidel by about (c·r)² ≈ 0.93, the error staying
 in a few slow modes. So every few sweeps the interest is extrapolated from two iterates
-(:mod:`ranking.extrapolation`: x_s saved at sweep s and x_t six sweeps later give
+(:mod:`ranking.pagerank.extrapolation`: x_s saved at sweep s and x_t six sweeps later give
 (x_t − d·x_s)/(1 − d), d the measured decay of the slow mode between them). The children
 sums are linear in x and are extrapolated alike, so they stay exact without a scan; the
 extrapolated vector is normalised and r recomputed as after any sweep. The fixed point is
 unchanged (x_s = x_t = x* leaves it in place). It nearly halves the sweeps (134 → 73 on the
 1M-page benchmark graph).
 
-The stop rule is a proven ℓ₁ error bound (:mod:`ranking.inverse_bound`): no contraction
+The stop rule is a proven ℓ₁ error bound (:mod:`ranking.pagerank.inverse_bound`): no contraction
 argument like the direct ranking's holds (the columns of c·Mᵗ sum to c·Σ_{i→j} 1/OutDeg(i),
 which can exceed 1, and r changes every sweep), so the bound is residual-based: after each
 sweep the eq. 6–7 step d = y − x of the normalised x is read from the children sums, and
@@ -69,13 +69,13 @@ import threading
 
 import numpy as np
 
-from ranking import kernels
-from ranking.direct import copy_distribution
 from ranking.errors import InvalidGraph
-from ranking.extrapolation import PowerExtrapolation
-from ranking.inverse_bound import AdjointWeights, BoundState
-from ranking.sliced import ScanMonitor, SlicedRanking
-from ranking.slices import SlicedGraph, SliceView
+from ranking.pagerank import kernels
+from ranking.pagerank.direct import copy_distribution
+from ranking.pagerank.extrapolation import PowerExtrapolation
+from ranking.pagerank.inverse_bound import LIFT, AdjointWeights, BoundState
+from ranking.pagerank.sliced import ScanMonitor, SlicedRanking
+from ranking.pagerank.slices import SlicedGraph, SliceView
 
 #: Gauss-Seidel must shrink its smallest relative change by min(c·r, SLOWEST)^WINDOW every
 #: WINDOW sweeps (as fast as Jacobi's c·r when c·r < 1, and by 40 % whatever r), else the
@@ -126,6 +126,47 @@ def importance_teleport(importance: np.ndarray, is_xml: np.ndarray) -> np.ndarra
     return masked / total
 
 
+def inverse_slice_sweep(
+    view: SliceView,
+    interest: np.ndarray,
+    children_sum: np.ndarray,
+    outdeg: np.ndarray,
+    self_linked: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    r: float,
+    *,
+    weights: tuple[np.ndarray, float, np.ndarray] | None = None,
+) -> tuple[float, float]:
+    """The interest's Gauss-Seidel pass over one slice, in place: the unit of work of a sweep.
+
+    Sets x_j = r·(c·children_sum[j]/OutDeg(j) + (1 − c)·E'_j) for the slice's pages j, each
+    from the newest interest of its children, and pushes each change to the children sums of
+    j's parents (the sources of its in-links in the slice), so they stay exact. ``self_linked``
+    flags the pages with self-links (:func:`~ranking.pagerank.kernels.mark_self_links`).
+    r stays fixed over a sweep (module docstring). ``weights`` = (ŵ, s, out) also makes the
+    Jacobi step of the bound's weights in the same pass (:meth:`AdjointWeights.step_of`).
+    Returns (Σ |change| over the slice, min h of the weights over it, inf without them).
+    """
+    certified, weights_damping, weights_out = weights or (interest, 0.0, interest[:0])
+    return kernels.inverse_gauss_seidel_slice(
+        view.indptr,
+        view.sources,
+        view.lo,
+        outdeg,
+        self_linked,
+        teleport,
+        damping,
+        r,
+        interest,
+        children_sum,
+        certified,
+        weights_damping,
+        LIFT,
+        weights_out,
+    )
+
+
 class InversePageRank(SlicedRanking):
     """Interest: PageRank on the inverse link graph, biased to XML by E' (§5.2).
 
@@ -141,13 +182,13 @@ class InversePageRank(SlicedRanking):
     damping : float
         c in ]0, 1[.
     extrapolate : bool
-        Remove the slowest error mode every few sweeps (:mod:`ranking.extrapolation`);
+        Remove the slowest error mode every few sweeps (:mod:`ranking.pagerank.extrapolation`);
         False to measure what it buys.
 
     Examples
     --------
     >>> import numpy as np, tempfile, pathlib
-    >>> from ranking.stopping import BoundElseChange, MaxSweeps
+    >>> from ranking.stepping import BoundElseChange, MaxSweeps
     >>> g = SlicedGraph.from_arrays(np.array([0, 1, 1]), np.array([1, 2, 0]),
     ...                            pathlib.Path(tempfile.mkdtemp()))
     >>> r = InversePageRank(g, xml_teleport(np.array([False, False, True])))
@@ -159,13 +200,14 @@ class InversePageRank(SlicedRanking):
     -----
     Gauss-Seidel sweeps on the eigen-equation, r fixed within a sweep (module docstring).
     Stop with ``BoundElseChange(tol)``: :meth:`norm_delta` is the proven bound of
-    :mod:`ranking.inverse_bound` (inf until its weights are certified), and raises
+    :mod:`ranking.pagerank.inverse_bound` (inf until its weights are certified), and raises
     :class:`NoErrorBound` where none exists. ``details()["normalisation_r"]`` is the last r
     of eq. 7.
 
     References
     ----------
-    Mignet et al.: Acquisition of XML data in Xyleme, §5.2 (PR', PR''), §5.3.
+    Mignet et al.: Acquisition of XML data in Xyleme, §5.2 (PR', PR''), §5.3
+    (``../shared/seeds/002_a12aa06e521cba43.txt``).
     """
 
     kind = "interest"
@@ -230,24 +272,25 @@ class InversePageRank(SlicedRanking):
         self.weights.begin_sweep()
 
     def visit(self, view: SliceView) -> None:
-        self.weights.visit(view)
         if self.jacobi_from is not None:
+            self.weights.visit(view)
             kernels.inverse_scatter_slice(
                 view.indptr, view.sources, view.lo, self.interest, self.children_sum
             )
             return
-        self._moved += kernels.inverse_gauss_seidel_slice(
-            view.indptr,
-            view.sources,
-            view.lo,
+        moved, lowest = inverse_slice_sweep(
+            view,
+            self.interest,
+            self.children_sum,
             self.graph.outdeg,
             self.self_linked,
             self.teleport,
             self.damping,
             self.r,
-            self.interest,
-            self.children_sum,
+            weights=self.weights.step_of(view),
         )
+        self._moved += moved
+        self.weights.record(lowest)
 
     def end_sweep(self) -> None:
         self.sweeps += 1
@@ -281,7 +324,8 @@ class InversePageRank(SlicedRanking):
         self._keep_pace()
 
     def _take_bound(self) -> None:
-        """The bound of :mod:`ranking.inverse_bound` for the current (normalised) interest."""
+        """The bound of :mod:`~ranking.pagerank.inverse_bound` for the current (normalised)
+        interest."""
         weighted, ratio, lowest = kernels.inverse_residual(
             self.interest,
             self.children_sum,
@@ -306,8 +350,8 @@ class InversePageRank(SlicedRanking):
                 self.children_sum[:] = 0.0  # the Jacobi sweeps' accumulator from now on
 
     def norm_delta(self) -> float:
-        """A proven bound on ‖x − x*‖₁ (:mod:`ranking.inverse_bound`), inf until the weights
-        certify one; :class:`NoErrorBound` while none can be had (module docstring)."""
+        """A proven bound on ‖x − x*‖₁ (:mod:`~ranking.pagerank.inverse_bound`), inf until the
+        weights certify one; :class:`NoErrorBound` while none can be had (module docstring)."""
         return self.bound_state.checked(self.last_bound)
 
     def relative_change(self) -> float:

@@ -1,14 +1,16 @@
-"""LiveRank: re-check an old repository so that the pages still alive come first.
+"""Build a LiveRank session for a strategy, and drive it against answers.
 
 After Huynh, Mathieu and Viennot, "LiveRank: How to Refresh Old Datasets" (Internet
 Mathematics 2015, seed 001). :func:`make_liverank` builds a session for any strategy of
-:data:`STRATEGIES` over a :class:`LinkGraph`; the caller tests the pages it hands out and
-records the answers (see :mod:`ranking.liverank_session`). :func:`simulate` drives a session
-against a known truth, and :func:`ranking.liverank_cost.cost` scores the resulting order.
+:data:`~ranking.liverank.settings.STRATEGIES` over a :class:`LinkGraph`; the caller tests the
+pages it hands out and records the answers (see :mod:`ranking.liverank.session`).
+:func:`simulate` drives a session against a known truth, :func:`replay` as far as the known
+answers go.
 
 Example
 -------
 >>> import numpy as np
+>>> from ranking.liverank import cost
 >>> graph = LinkGraph.from_edges([0, 1, 2, 3], [1, 2, 0, 0], hosts=np.array([0, 0, 0, 1]))
 >>> alive = np.array([True, True, True, False])
 >>> order = simulate(make_liverank(graph, LiveRankSettings(strategy="p")), alive)
@@ -22,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranking.liverank_cost import BENCHMARK_ALPHAS, cost, cost_curve
-from ranking.liverank_dynamic import ActiveIndegreeSession, BreadthFirstSession
-from ranking.liverank_errors import InvalidAnswer, InvalidGraph, LiveRankError
-from ranking.liverank_graph import LinkGraph, personalised_pagerank
-from ranking.liverank_orderings import (
+from ranking.errors import InvalidGraph
+from ranking.liverank.dynamic import ActiveIndegreeSession, BreadthFirstSession
+from ranking.liverank.errors import InvalidAnswer, LiveRankError
+from ranking.liverank.graph import LinkGraph
+from ranking.liverank.orderings import (
     descending_order,
     double_adaptive_scores,
     draw_sample,
@@ -37,22 +39,9 @@ from ranking.liverank_orderings import (
     random_order,
     site_activity_scores,
 )
-from ranking.liverank_session import LiveRankSession, SampleBasedSession, StaticSession
-from ranking.liverank_settings import STRATEGIES, LiveRankSettings
-
-__all__ = [
-    "BENCHMARK_ALPHAS",
-    "STRATEGIES",
-    "LinkGraph",
-    "LiveRankError",
-    "LiveRankSession",
-    "LiveRankSettings",
-    "cost",
-    "cost_curve",
-    "make_liverank",
-    "replay",
-    "simulate",
-]
+from ranking.liverank.pagerank import personalised_pagerank
+from ranking.liverank.session import LiveRankSession, SampleBasedSession, StaticSession
+from ranking.liverank.settings import LiveRankSettings
 
 UNKNOWN_ANSWER, DEAD_ANSWER, ALIVE_ANSWER = -1, 0, 1
 """The codes of a known-answers array for :func:`replay`."""

@@ -33,26 +33,88 @@ the previous vector) with r from the previous vector, a power method that always
 It has no proven bound and stops on the relative change.
 
 Extrapolation. Every few sweeps the vector is extrapolated from two iterates six sweeps
-apart (:mod:`ranking.extrapolation`), removing the slowest error mode: 57 → 40 sweeps on the
-1M-page benchmark graph. The bound above holds after any sweep, from whatever vector it
-started, since it only uses the contraction of one sweep; so it holds again one sweep after
-an extrapolation, and the stop rule is not asked on the extrapolated vector itself
+apart (:mod:`ranking.pagerank.extrapolation`), removing the slowest error mode: 57 → 40
+sweeps on the 1M-page benchmark graph. The bound above holds after any sweep, from whatever
+vector it started, since it only uses the contraction of one sweep; so it holds again one
+sweep after an extrapolation, and the stop rule is not asked on the extrapolated vector itself
 (:meth:`DirectPageRank.norm_delta` is infinite there).
 """
 
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
-from ranking import kernels
 from ranking.errors import NoErrorBound
-from ranking.extrapolation import PowerExtrapolation
-from ranking.sliced import ScanMonitor, SlicedRanking
-from ranking.slices import SlicedGraph, SliceView
+from ranking.pagerank import kernels
+from ranking.pagerank.extrapolation import PowerExtrapolation
+from ranking.pagerank.sliced import ScanMonitor, SlicedRanking
+from ranking.pagerank.slices import SlicedGraph, SliceView
+from ranking.stepping import contraction_bound
 
 IN_SLICE_MODES = ("gauss-seidel", "jacobi")
+
+
+class SliceSweep(NamedTuple):
+    """What one slice's pass of the direct ranking measured."""
+
+    delta: float
+    """‖x_new − x_old‖₁ over the slice's pages."""
+    dangling_change: float
+    """How much the dangling mass δ changed (its pages of the slice)."""
+    mass: float
+    """Σ of the slice's new values."""
+
+
+def direct_slice_sweep(
+    view: SliceView,
+    scaled: np.ndarray,
+    outdeg: np.ndarray,
+    teleport: np.ndarray,
+    damping: float,
+    dangling: float,
+    *,
+    out: np.ndarray | None = None,
+    renormalise: bool = False,
+) -> SliceSweep:
+    """The direct ranking's pass over one slice: the unit of work of a sweep (§5.3).
+
+    ``scaled`` holds x_i/OutDeg(i) (x_i for dangling pages) for every page, ``dangling`` the
+    current δ. Without ``out``, Gauss-Seidel: the slice's pages are solved in place in
+    ``scaled`` from the newest values, δ kept current page by page (add the returned
+    ``dangling_change`` to it before the next slice). With ``out`` (one value per page of the
+    slice), every row reads ``scaled`` as it was and writes ``out``: a Jacobi pass, as a
+    worker holding a copy of the vector does. ``teleport`` of length 1 is uniform.
+    ``renormalise`` computes eq. 6–7's r instead of handing out δ (module docstring).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> g = SlicedGraph.from_arrays(np.array([0, 1]), np.array([1, 0]),
+    ...                            pathlib.Path(tempfile.mkdtemp()))
+    >>> scaled = np.full(2, 0.5)
+    >>> [direct_slice_sweep(v, scaled, g.outdeg, np.full(1, 0.5), 0.85, 0.0).delta
+    ...  for v in g.slices()]
+    [0.0]
+    """
+    in_place = out is None
+    return SliceSweep(
+        *kernels.gauss_seidel_slice(
+            view.indptr,
+            view.sources,
+            view.lo,
+            scaled,
+            outdeg,
+            teleport,
+            damping,
+            dangling,
+            in_place,
+            renormalise,
+            scaled[view.lo : view.hi] if out is None else out,
+        )
+    )
 
 
 class DirectPageRank(SlicedRanking):
@@ -74,13 +136,13 @@ class DirectPageRank(SlicedRanking):
         "jacobi" computes a slice from its old values (block-Jacobi inside the slice, later
         slices still see it): kept to measure what in-place updating buys.
     extrapolate : bool
-        Remove the slowest error mode every few sweeps (:mod:`ranking.extrapolation`; not
+        Remove the slowest error mode every few sweeps (:mod:`ranking.pagerank.extrapolation`; not
         with ``renormalise``); False to measure what it buys.
 
     Examples
     --------
     >>> import numpy as np, tempfile, pathlib
-    >>> from ranking.stopping import L1Bound, MaxSweeps
+    >>> from ranking.stepping import L1Bound, MaxSweeps
     >>> g = SlicedGraph.from_arrays(np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]),
     ...                            pathlib.Path(tempfile.mkdtemp()))
     >>> r = DirectPageRank(g).run(L1Bound(1e-10) | MaxSweeps(200))
@@ -95,8 +157,9 @@ class DirectPageRank(SlicedRanking):
     References
     ----------
     Mignet, Preda, Abiteboul, Ailleret, Amann, Marian: Acquisition of XML data in Xyleme,
-    §5.1 (eq. 5–7) and §5.3. Page, Brin, Motwani, Winograd: The PageRank citation ranking,
-    1999. Boldi, Vigna: LAW ``PageRankGaussSeidel``.
+    §5.1 (eq. 5–7) and §5.3 (``../shared/seeds/002_a12aa06e521cba43.txt``). Page, Brin,
+    Motwani, Winograd: The PageRank citation ranking, 1999. Boldi, Vigna: LAW
+    ``PageRankGaussSeidel``.
     """
 
     kind = "importance"
@@ -158,33 +221,27 @@ class DirectPageRank(SlicedRanking):
             self.previous[:] = self.scaled
 
     def visit(self, view: SliceView) -> None:
-        rows = view.hi - view.lo
-        if self.in_slice == "jacobi":
+        live = self.previous is None
+        out = None if live else self.scaled[view.lo : view.hi]  # eq. 6–7 reads ``previous``
+        if self.in_slice == "jacobi" and live:
             if self._scratch is None:
                 self._scratch = np.empty(int(np.diff(self.graph.bounds).max()))
-            out = self._scratch[:rows]
-        else:
-            out = self.scaled[view.lo : view.hi]
-        live = self.previous is None
-        in_place = live and self.in_slice == "gauss-seidel"
-        delta, change, mass = kernels.gauss_seidel_slice(
-            view.indptr,
-            view.sources,
-            view.lo,
+            out = self._scratch[: view.hi - view.lo]
+        sweep = direct_slice_sweep(
+            view,
             self.scaled if live else self.previous,
             self.graph.outdeg,
             self.teleport,
             self.damping,
             self.dangling if live else self._sweep_dangling,
-            in_place,
-            self.renormalise,
-            out,
+            out=out,
+            renormalise=self.renormalise,
         )
-        if self.in_slice == "jacobi":
+        if self.in_slice == "jacobi" and live:
             self.scaled[view.lo : view.hi] = out
-        self.dangling += change
-        self._sweep_delta += delta
-        self._sweep_mass += mass
+        self.dangling += sweep.dangling_change
+        self._sweep_delta += sweep.delta
+        self._sweep_mass += sweep.mass
 
     def end_sweep(self) -> None:
         self.last_delta = self._sweep_delta
@@ -203,7 +260,7 @@ class DirectPageRank(SlicedRanking):
             raise NoErrorBound("the renormalised ranking (eq. 6–7) has no proven ℓ₁ bound")
         if self.extrapolated:
             return float("inf")
-        return self.damping / (1.0 - self.damping) * self.last_delta
+        return contraction_bound(self.damping, self.last_delta)
 
     def relative_change(self) -> float:
         return self.last_delta / self.last_mass

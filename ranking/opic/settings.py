@@ -8,9 +8,9 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from conventions import SETTINGS
-from ranking.opic import OPIC
-from ranking.opic_select import STRATEGIES, PageSelector
-from ranking.opic_windows import (
+from ranking.opic.cash import OPIC
+from ranking.opic.select import STRATEGIES, PageSelector
+from ranking.opic.windows import (
     FullHistory,
     HistoryWindow,
     Interpolation,

@@ -14,14 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ranking.opic import OPIC, OPICError
-
-
-class NoPages(OPICError):
-    """The OPIC instance knows no page to select."""
-
-    def __str__(self) -> str:
-        return "OPIC knows no page yet: add seeds or report a fetch first"
+from ranking.opic.cash import OPIC
+from ranking.opic.errors import NoPages
 
 
 class PageSelector(Protocol):

@@ -1,6 +1,6 @@
 """Rankings advanced slice by slice, and the combined scan that serves several at once.
 
-A :class:`SlicedRanking` is an :class:`~ranking.iterative.IterativeRanking` whose sweep is
+A :class:`SlicedRanking` is an :class:`~ranking.stepping.IterativeRanking` whose sweep is
 one scan of the slices: ``begin_sweep``, ``visit`` each slice, ``end_sweep``. Because the
 per-slice work is a method of (slice, vectors), one scan can advance several rankings (§5.3,
 "combined computation of multiple ranking"): :class:`CombinedScan` reads each slice once for
@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ranking.errors import RankingCancelled
-from ranking.iterative import IterativeRanking
+from ranking.pagerank.slices import SlicedGraph, SliceView
 from ranking.result import RankResult
-from ranking.slices import SlicedGraph, SliceView
-from ranking.stopping import StopRule
+from ranking.stepping import IterativeRanking, StopRule
 
 
 class ScanMonitor(Protocol):
@@ -98,8 +97,8 @@ class CombinedScan:
     Examples
     --------
     >>> import numpy as np, tempfile, pathlib
-    >>> from ranking import DirectPageRank, InversePageRank, SlicedGraph, xml_teleport
-    >>> from ranking.stopping import L1Bound, MaxSweeps, RelativeChange
+    >>> from ranking.pagerank import DirectPageRank, InversePageRank, SlicedGraph, xml_teleport
+    >>> from ranking.stepping import L1Bound, MaxSweeps, RelativeChange
     >>> g = SlicedGraph.from_arrays(np.array([0, 1, 1, 2]), np.array([1, 2, 0, 0]),
     ...                            pathlib.Path(tempfile.mkdtemp()))
     >>> both = CombinedScan([

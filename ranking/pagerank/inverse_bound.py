@@ -54,9 +54,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranking import kernels
 from ranking.errors import NoErrorBound
-from ranking.slices import SlicedGraph, SliceView
+from ranking.pagerank import kernels
+from ranking.pagerank.slices import SlicedGraph, SliceView
 
 #: ε of the weights' sweeps w ← 1 + ε·w + s·M·w (module docstring).
 LIFT = 0.003
@@ -170,6 +170,8 @@ class AdjointWeights:
         self._lowest = np.inf
 
     def visit(self, view: SliceView) -> None:
+        """This sweep's step over one slice, as a pass of its own (the interest's Jacobi
+        sweeps); the Gauss-Seidel sweeps make it in their own pass (:meth:`step_of`)."""
         if self.sweeping:
             lowest = kernels.weights_jacobi_slice(
                 view.indptr,
@@ -181,7 +183,18 @@ class AdjointWeights:
                 LIFT,
                 self.next[view.lo : view.hi],
             )
-            self._lowest = min(self._lowest, lowest)
+            self.record(lowest)
+
+    def step_of(self, view: SliceView) -> tuple[np.ndarray, float, np.ndarray]:
+        """(the certified vector, s, where the slice's next weights go) for a kernel that
+        makes this sweep's step in its own pass over the slice; s is 0 when not sweeping.
+        Give the slice's min h back to :meth:`record`."""
+        damping = self.damping if self.sweeping else 0.0
+        return self.certified, damping, self.next[view.lo : view.hi]
+
+    def record(self, lowest: float) -> None:
+        """A slice's min h, from a pass that made the step (:meth:`step_of`)."""
+        self._lowest = min(self._lowest, lowest)
 
     def end_sweep(self) -> None:
         """Certify the vector the sweep started from."""

@@ -10,7 +10,7 @@ tests alike::
 
 Static LiveRanks (§2.3) ignore the answers; sample-based ones (§2.4) first hand out the sample
 Z, wait for all its answers, then hand out the rest in the adjusted order; dynamic ones (§2.5,
-:mod:`ranking.liverank_dynamic`) update their order at every answer.
+:mod:`ranking.liverank.dynamic`) update their order at every answer.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ranking.liverank_errors import InvalidAnswer
+from ranking.liverank.errors import InvalidAnswer
 
 UNTESTED, PENDING, DEAD, ALIVE = 0, 1, 2, 3
 """A page's state in a session: not handed out yet, handed out, answered dead, alive."""

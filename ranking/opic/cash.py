@@ -11,7 +11,7 @@ directly. Giving some pages more weight (focused crawling, §3.3: pages suspecte
 turns it into the PageRank personalised to those weights.
 
 The importance estimate of page ``k`` is its history rate normalised to sum 1; with the
-:class:`~ranking.opic_windows.FullHistory` window it is the paper's ``(H[k] + C[k]) / (G + 1)``.
+:class:`~ranking.opic.windows.FullHistory` window it is the paper's ``(H[k] + C[k]) / (G + 1)``.
 
 How the virtual page pays everyone in O(1): it adds ``V / W`` (``W`` the total weight) to one
 running credit ``U``; page ``k`` owns ``weight[k] · (U − base[k])`` of it on top of
@@ -30,49 +30,17 @@ their cash moves are simply not credited, and the restored state is a consistent
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
 
 import numpy as np
 
-from ranking.opic_windows import WINDOW_KINDS, FullHistory, HistoryWindow, PerPageState
+from ranking.opic.errors import UnknownPage
+from ranking.opic.snapshot import StateStore, pack, unpack
+from ranking.opic.windows import FullHistory, HistoryWindow, PerPageState
 
 CashListener = Callable[[np.ndarray], None]
 """Called with the ids whose cash changed (see :meth:`OPIC.watch_cash`)."""
 
-
-class OPICError(Exception):
-    """Base class of OPIC's errors."""
-
-
-class UnknownPage(OPICError, KeyError):
-    """A URL-Id that OPIC has not seen (negative or beyond the known pages)."""
-
-    def __init__(self, url_id: int) -> None:
-        super().__init__(url_id)
-        self.url_id = url_id
-
-    def __str__(self) -> str:
-        return f"OPIC knows no page with URL-Id {self.url_id}"
-
-
-class CorruptSnapshot(OPICError):
-    """Bytes that are not an OPIC snapshot, or one from an incompatible version."""
-
-
-class StateStore(Protocol):
-    """The part of the metadata manager OPIC checkpoints through (docs/interfaces.md)."""
-
-    def put_state(self, key: str, value: bytes) -> None: ...
-
-    def get_state(self, key: str) -> bytes | None: ...
-
-    def set_scores(self, column: str, ids: np.ndarray, values: np.ndarray) -> None: ...
-
-
-SNAPSHOT_VERSION = 1
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -88,7 +56,7 @@ class OPIC(PerPageState):
     damping : float
         ``c``: the share of a read page's cash that goes to its children (PageRank's damping).
     window : HistoryWindow, optional
-        The history policy of the estimates; :class:`~ranking.opic_windows.FullHistory`
+        The history policy of the estimates; :class:`~ranking.opic.windows.FullHistory`
         (static OPIC) when omitted.
     extra_windows : sequence of HistoryWindow
         More policies fed by the same reads, e.g. to compare them on one crawl.
@@ -221,7 +189,7 @@ class OPIC(PerPageState):
     def cash_keys(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(weight, key)`` of ``ids``: cash = key + weight·credit, with key fixed until the
         page's own cash changes. Lets a priority structure stay valid while the virtual page
-        pays everyone (see :class:`ranking.opic_select.Greedy`)."""
+        pays everyone (see :class:`ranking.opic.select.Greedy`)."""
         return self._weight[ids], self._cash[ids] - self._weight[ids] * self._base[ids]
 
     def cash_key(self, page: int) -> tuple[float, float]:
@@ -237,7 +205,7 @@ class OPIC(PerPageState):
     def estimates(self, window: HistoryWindow | None = None) -> np.ndarray:
         """Importance estimate of every page, summing to 1 (§2 and §3.2).
 
-        With :class:`~ranking.opic_windows.FullHistory` this is ``(H[k] + C[k]) / (G + 1)``;
+        With :class:`~ranking.opic.windows.FullHistory` this is ``(H[k] + C[k]) / (G + 1)``;
         with another window, the cash rate over that window, normalised.
         """
         chosen = self.windows[0] if window is None else window
@@ -315,7 +283,7 @@ class OPIC(PerPageState):
         The daemon connects this to the crawler's ``page_fetched`` event. Unknown ids (the
         page itself or its children) become known pages first. ``weights`` optionally sets
         the share weight of some children before the cash moves (e.g. suspected XML pages,
-        see :func:`ranking.opic_focus.suspect_xml`).
+        see :func:`ranking.opic.focus.suspect_xml`).
         """
         page = int(url_id)
         if page < 0:
@@ -349,7 +317,6 @@ class OPIC(PerPageState):
         """The whole state as bytes (numpy ``.npz``): a consistent checkpoint, cash conserved."""
         n = self._n
         header = {
-            "version": SNAPSHOT_VERSION,
             "damping": self.damping,
             "discovery_cash": self.discovery_cash,
             "new_page_smoothing": self.new_page_smoothing,
@@ -366,25 +333,13 @@ class OPIC(PerPageState):
         for index, window in enumerate(self.windows):
             for name, values in window.arrays(n).items():
                 arrays[f"window{index}.{name}"] = values
-        buffer = io.BytesIO()
-        np.savez(buffer, header=np.array(json.dumps(header)), **arrays)
-        return buffer.getvalue()
+        return pack(header, arrays)
 
     @classmethod
     def from_snapshot(cls, data: bytes) -> OPIC:
         """Rebuild the OPIC saved by :meth:`snapshot`; raise :class:`CorruptSnapshot` if the
         bytes are not one."""
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                header = json.loads(str(archive["header"]))
-                arrays = {name: archive[name] for name in archive.files if name != "header"}
-            if header.get("version") != SNAPSHOT_VERSION:
-                raise CorruptSnapshot(f"unsupported OPIC snapshot version {header.get('version')}")
-            windows = [WINDOW_KINDS[spec["kind"]](**spec["params"]) for spec in header["windows"]]
-        except CorruptSnapshot:
-            raise
-        except Exception as error:
-            raise CorruptSnapshot(f"not an OPIC snapshot: {error}") from error
+        header, arrays, windows = unpack(data)
         opic = cls(
             damping=header["damping"],
             window=windows[0],

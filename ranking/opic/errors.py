@@ -1,0 +1,31 @@
+"""The named errors of OPIC, under the package's :class:`~ranking.errors.RankingError`."""
+
+from __future__ import annotations
+
+from ranking.errors import RankingError
+
+
+class OPICError(RankingError):
+    """Base class of OPIC's errors."""
+
+
+class UnknownPage(OPICError, KeyError):
+    """A URL-Id that OPIC has not seen (negative or beyond the known pages)."""
+
+    def __init__(self, url_id: int) -> None:
+        super().__init__(url_id)
+        self.url_id = url_id
+
+    def __str__(self) -> str:
+        return f"OPIC knows no page with URL-Id {self.url_id}"
+
+
+class CorruptSnapshot(OPICError):
+    """Bytes that are not an OPIC snapshot, or one from an incompatible version."""
+
+
+class NoPages(OPICError):
+    """The OPIC instance knows no page to select."""
+
+    def __str__(self) -> str:
+        return "OPIC knows no page yet: add seeds or report a fetch first"
