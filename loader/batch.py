@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from loader.admission import LinkAdmission, Refusals
 from loader.interfaces import MetadataPort
 from loader.records import LoadOutcome, LoadResult, VersionInfo
-from loader.repository import DocumentRepository, NewVersion
 from metadata.errors import InvalidURL
 from metadata.types import LoadStatus, PageType
 from metadata.urls import canonicalize_url
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 
 WAITING_STATUSES = frozenset(
     {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}
@@ -107,7 +108,7 @@ class PendingWrites:
         self.versions.append(new)
         self.links.append((new.url_id, links, dependencies))
 
-    def flush(self, metadata: MetadataPort, repository: DocumentRepository) -> None:
+    def flush(self, metadata: MetadataPort, repository: VersionStore) -> None:
         """Make the pending writes: the metadata's in one transaction, then the versions."""
         if not self.url_ids:
             return

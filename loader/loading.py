@@ -40,12 +40,13 @@ from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import Check, LoadOutcome, LoadResult, Validity
-from loader.repository import DocumentRepository, NewVersion
 from loader.revalidation import revalidate
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 
 _REMEMBERED_DEPENDENCY_IDS = 4096
 
@@ -93,7 +94,7 @@ class Loader:
         self.in_scope = in_scope
         self._admission = LinkAdmission(link_refusal)
         folder = Path(folder)
-        self.repository = DocumentRepository(
+        self.repository = VersionStore(
             folder,
             self.settings.versions_kept,
             file_threshold_bytes=self.settings.stream_threshold_bytes,

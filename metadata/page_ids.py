@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from itertools import repeat
 
-from metadata.errors import InvalidURL, UnknownPage
+from metadata.errors import InvalidURL, UnknownPage, translated
 from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
 from metadata.types import RejectedLink
 from metadata.urls import MAX_URL_LENGTH, canonicalize_url
@@ -118,7 +118,7 @@ class PageIds(Store):
 
     def max_url_id(self) -> int:
         """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return max_id(self._conn)
 
 

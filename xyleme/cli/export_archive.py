@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from loader.errors import LoaderError
-from loader.repository import DocumentRepository
+from metadata.versions import VersionStore
 from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
 ARCHIVE_KINDS = ("warc", "documents")
@@ -43,7 +43,7 @@ def archive_export(
         raise click.ClickException(f"no stored documents in {folder} (is it a repository?)")
     from xyleme.archive.export_documents import write_folder, write_jsonl
 
-    repo = DocumentRepository(folder, config.loader.versions_kept)
+    repo = VersionStore(folder, config.loader.versions_kept)
     try:
         if fmt == "folder":
             if output == "-":
