@@ -30,6 +30,9 @@ class LoadResult:
     validity: Validity | None = None
     reason: str | None = None
     links: int = 0
+    children: tuple[tuple[int, str], ...] = ()
+    """For a stored document: its ``links`` children, ``(URL-Id, canonical URL)`` each (the
+    links the crawl admits), so the crawler scouts them without reading them back."""
     dependencies: int = 0
     waiting_for: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
