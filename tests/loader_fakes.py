@@ -138,3 +138,14 @@ def xyleme(repo, *args) -> Ran:
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+class OneByOneSink:
+    """The batch and dependency calls of a DocumentSink, made of the subclass's ``load``
+    (the crawler's tests record what ``load`` is handed)."""
+
+    def load_many(self, fetched):
+        return [self.load(*item[:5]) for item in fetched]
+
+    def dependency_arrived(self, url_id, url, body, fetched_at):
+        return self.load(url_id, url, body, {"Content-Type": "application/xml-dtd"}, fetched_at)

@@ -9,7 +9,6 @@ import asyncio
 import functools
 import logging
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -182,9 +181,14 @@ class LinkAdmission:
         return kept, rejects
 
     def _scout(
-        self, links: Sequence[str], parent: Request, ids: Sequence[int | None] | None = None
+        self,
+        links: Sequence[str],
+        referrer: int | None,
+        depth: int,
+        ids: Sequence[int | None] | None = None,
     ) -> None:
-        """Queue a page's unseen links at level 3, unless their host's page budget is spent.
+        """Queue the unseen links of a page (``referrer``, found at ``depth``) at level 3,
+        unless their host's page budget is spent.
 
         ``ids`` are the links' URL-Ids when known (an XML document's children, from the
         loader): their requests carry them, so nothing looks them up again. A link its
@@ -200,14 +204,14 @@ class LinkAdmission:
             key = host_key(link)
             if self._budget.spent(key):
                 self.stats.count_rejected(self._budget.reason)
-                over_budget.append((link, self._budget.reason, parent.url_id))
+                over_budget.append((link, self._budget.reason, referrer))
                 continue
             request = Request(
                 link,
                 Level.SCOUTING,
                 url_id=url_id,
-                referrer=parent.url_id,
-                depth=parent.depth + 1,
+                referrer=referrer,
+                depth=depth + 1,
                 host=key,
             )
             rules = self.robots.lookup(key, now)
@@ -220,21 +224,19 @@ class LinkAdmission:
                 self.frontier.push(request)
         self.metadata.reject_many(over_budget)
 
-    def _loaded(self, result: LoadResult, request: Request | None) -> None:
-        """A document the loader stored: queue its links (the loader found them, §3).
+    def _loaded(self, result: LoadResult, depth: int) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3) as found
+        at ``depth``, the depth of the request that brought the body.
 
         A dependency's result carries the documents that waited on it (``retried``): their
-        links are followed too, from the depth of the request that brought the dependency,
-        or from a seed's depth when the dependency could not be had (``request`` None).
+        links are followed too, from the depth of the dependency's request (a seed's depth,
+        0, when the dependency could not be had).
         """
         for retried in result.retried:
-            self._loaded(retried, request and replace(request, url_id=retried.url_id))
+            self._loaded(retried, depth)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
-        if request is None:  # the document itself, loaded when its dependency failed
-            url = self.metadata.url_of(result.url_id)
-            request = Request(url, Level.SCOUTING, url_id=result.url_id)
-        if request.depth >= self.settings.max_scout_depth:
+        if depth >= self.settings.max_scout_depth:
             return
         follow: list[tuple[int, str]] = []
         refused: list[tuple[str, str, int | None]] = []
@@ -246,4 +248,5 @@ class LinkAdmission:
                 self.stats.count_rejected(reason)
                 refused.append((child[1], reason, result.url_id))
         self.metadata.reject_many(refused)
-        self._scout([url for _, url in follow], request, [url_id for url_id, _ in follow])
+        urls, ids = [url for _, url in follow], [url_id for url_id, _ in follow]
+        self._scout(urls, result.url_id, depth, ids)

@@ -10,6 +10,7 @@ import itertools
 import logging
 from dataclasses import dataclass
 
+from loader.interfaces import FetchedBody
 from metadata import FetchResult, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome
@@ -172,7 +173,7 @@ class ResultWriter:
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
-            self._scout(outcome.follow, request)
+            self._scout(outcome.follow, request.url_id, request.depth)
         if self._lane is not None:
             if outcome.body is not None:
                 await self._lane.room(self.settings.max_pending_loads)
@@ -212,8 +213,12 @@ class ResultWriter:
             url_id = self.metadata.id_for(url, create=False) or url_id
         if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
             self._lane.fail(url_id, url, result.reason or "fetch failed")
-        elif outcome.body is not None and (
-            changed is not False or request.dependency or request.reload
-        ):
-            self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
+        elif outcome.body is not None and request.dependency:  # straight back to the loader
+            self._lane.dependency(url_id, url, outcome.body, result.fetched_at, request.depth)
             outcome.body = None  # the lane owns it now
+        elif outcome.body is not None and (changed is not False or request.reload):
+            fetched = FetchedBody(
+                url_id, url, outcome.body, outcome.headers, result.fetched_at, result.md5
+            )
+            self._lane.load(fetched, request.depth)
+            outcome.body = None
