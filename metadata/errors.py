@@ -76,6 +76,10 @@ class StoreError(MetadataError):
         self.path = Path(path)
         self.why = why
 
+    def __reduce__(self) -> tuple[type, tuple[Path, str]]:
+        """Pickled with its two arguments (a query's child process sends it back)."""
+        return type(self), (self.path, self.why)
+
 
 class StoreFull(StoreError):
     """The disk (or the database's quota) is full: nothing more can be written."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from loader.errors import LoaderError
+from metadata import MetadataError
 from metadata.versions import VersionStore
 from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
@@ -56,7 +57,7 @@ def archive_export(
                 count = write_jsonl(repo, out, all_versions=all_versions, url_prefix=url_prefix)
         else:
             raise click.UsageError(f"export documents writes jsonl or folder, not {fmt}")
-    except (LoaderError, FileExistsError, OSError) as error:
+    except (LoaderError, MetadataError, FileExistsError, OSError) as error:
         raise click.ClickException(str(error)) from None
     finally:
         repo.close()

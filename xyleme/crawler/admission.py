@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conventions.hosts import host_key
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
-from xyleme.crawler.frontier import Level, Request, host_key
+from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 
