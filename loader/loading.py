@@ -272,7 +272,12 @@ class Loader:
             return None
         with self._batch() as pending:
             result = self._load_document(
-                url_id, parked.url, parked.body_path, parked.content_type, parked.fetched_at
+                url_id,
+                parked.url,
+                parked.body_path,
+                parked.content_type,
+                parked.fetched_at,
+                md5=parked.md5,
             )
         return pending.finished(result)
 
@@ -387,11 +392,9 @@ class Loader:
             data = body if isinstance(body, bytes) else body.read_bytes()
             parsed = parse_tree(data, url, content_type, settings, resolver)
             body = data  # the crawler may reuse its spooled file once the batch ends
-        if parsed.missing:
-            return self._park(url_id, url, body, content_type, fetched_at, parsed)
-        schema = self._check_schema(parsed)
-        if schema.missing:
-            return self._park(url_id, url, body, content_type, fetched_at, parsed, schema.missing)
+        if parsed.missing or (schema := self._check_schema(parsed)).missing:
+            missing = None if parsed.missing else schema.missing
+            return self._park(url_id, url, body, content_type, fetched_at, md5, parsed, missing)
         validity = self._validity(parsed, schema)
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
         number = latest.version + 1 if latest is not None else 1
@@ -460,6 +463,7 @@ class Loader:
         body: Body,
         content_type: str | None,
         fetched_at: float,
+        md5: str,
         parsed: ParsedDocument,
         missing_schemas: list[str] | None = None,
     ) -> LoadResult:
@@ -478,7 +482,8 @@ class Loader:
         if None in ids:
             bad = missing[ids.index(None)]
             raise DependencyFailed(f"dependency URL {bad} was refused by the metadata manager")
-        self.parking.park(url_id, url, body, content_type, fetched_at, self.clock.now(), missing)
+        now = self.clock.now()
+        self.parking.park(url_id, url, body, content_type, fetched_at, now, missing, md5)
         detail = "waiting for " + ", ".join(missing)
         self.metadata.set_status(url_id, status, detail, waiting_for=ids)
         for dependency in missing:

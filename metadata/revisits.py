@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from metadata.errors import translated
+from metadata.store import rollback
 
 INDEX_NAME = "revisits.sqlite"
 
@@ -71,7 +72,7 @@ class RevisitIndex:
             try:
                 self._conn.executemany("INSERT OR REPLACE INTO stored VALUES (?, ?, ?, ?, ?)", rows)
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                rollback(self._conn)
                 raise
             self._conn.execute("COMMIT")
         self._pending.clear()

@@ -90,7 +90,7 @@ class Store:
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                rollback(self._conn)
                 raise
             finally:
                 self._open_transactions -= 1
@@ -208,6 +208,13 @@ def connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlite
         conn.close()
         raise NotARepository(path, f"not an SQLite database, or corrupt ({error})") from None
     return conn
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End a failed transaction, unless SQLite already rolled it back (it does on a full
+    disk or an I/O error: a second ROLLBACK would hide that error behind its own)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def check_application(db: sqlite_utils.Database, path: Path) -> None:

@@ -45,6 +45,7 @@ from metadata.errors import (
     VersionNotFound,
     translated,
 )
+from metadata.store import rollback
 from metadata.version_records import Change, NewVersion, StoredDocument, Validity, VersionInfo
 
 try:  # Python 3.14 has zstd in the standard library; before, its backport
@@ -141,7 +142,7 @@ class VersionStore:
                     raise NotARepository(self.path, "an SQLite database, but not a version store")
                 schema.migrate(conn, self.path, schema.VERSIONS_MIGRATIONS)
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
             conn.execute("COMMIT")
         except BaseException:
@@ -303,7 +304,7 @@ class VersionStore:
             try:
                 infos = self._add_all(conn, new_versions, dropped_files)
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
             conn.execute("COMMIT")
             for url_id, md5 in dropped_files:  # unless a later version of the batch took it back
