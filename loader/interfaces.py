@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from loader.records import LoadResult
-from metadata.types import LoadStatus, PageType
+from metadata.api import StatusAPI
+from metadata.types import PageType
 
 Body = bytes | Path
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
@@ -92,8 +93,9 @@ class DependencyFetcher(Protocol):
     def request(self, url: str, referrer_id: int) -> None: ...
 
 
-class MetadataPort(Protocol):
-    """The slice of ``metadata.Metadata`` the loader uses (see docs/interfaces.md)."""
+class MetadataPort(StatusAPI, Protocol):
+    """The slice of ``metadata.Metadata`` the loader uses (see docs/interfaces.md): all of
+    Status-Data (:class:`metadata.StatusAPI`), and these."""
 
     def id_for(self, url: str, create: bool = True) -> int | None: ...
 
@@ -114,21 +116,3 @@ class MetadataPort(Protocol):
     def set_type(self, url_id: int, page_type: PageType, reason: str | None = None) -> None: ...
 
     def set_type_many(self, rows: Iterable[tuple[int, PageType, str | None]]) -> None: ...
-
-    def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None: ...
-
-    def set_status(
-        self,
-        url_id: int,
-        status: LoadStatus,
-        detail: str | None = None,
-        waiting_for: Iterable[int] = (),
-    ) -> None: ...
-
-    def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None: ...
-
-    def statuses(self, url_ids: Iterable[int]) -> dict[int, tuple[LoadStatus, str | None]]: ...
-
-    def waiting_on(self, dependency_id: int) -> list[int]: ...
-
-    def awaited(self, dependency_ids: Iterable[int]) -> set[int]: ...

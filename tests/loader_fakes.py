@@ -83,6 +83,9 @@ class FakeMetadata:
     def statuses(self, url_ids):
         return {i: self.status_rows[i] for i in url_ids if i in self.status_rows}
 
+    def waiting_for(self, url_id: int) -> list[int]:
+        return list(self.waiting.get(url_id, ()))
+
     def waiting_on(self, dependency_id: int) -> list[int]:
         return sorted(d for d, deps in self.waiting.items() if dependency_id in deps)
 
