@@ -114,3 +114,14 @@ def test_the_revisit_index_keeps_what_it_committed(tmp_path):
     assert index.get("http://a.test/") == stored  # pending, seen at once
     index.close()  # commits
     assert RevisitIndex(tmp_path / "archive").get("http://a.test/") == stored
+
+
+@pytest.mark.parametrize(
+    "module", ["metadata.api", "metadata.errors", "metadata.store", "conventions.hosts"]
+)
+def test_the_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(module))
+    assert tried > 0 and failures == 0
