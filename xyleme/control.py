@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sqlite3
 from typing import Any
 
-from metadata import Metadata
+from metadata import Metadata, StoreError
 from ranking import RankingError
 from xyleme import commands
 from xyleme.commands import Answer
@@ -21,6 +20,7 @@ from xyleme.config import Config
 from xyleme.crawler import Crawler, Level, Scope
 from xyleme.jobs.ranking import RankingPass
 from xyleme.jobs.recheck_task import RecheckTask
+from xyleme.live_status import LiveStatus
 from xyleme.scope_config import repository_scope, seed_refusals
 from xyleme.workers import Workers
 
@@ -38,6 +38,7 @@ class DaemonControl:
         workers: Workers,
         ranking: RankingPass,
         rechecks: RecheckTask,
+        live: LiveStatus,
     ) -> None:
         self.md = md
         self.config = config
@@ -45,14 +46,19 @@ class DaemonControl:
         self.workers = workers
         self.ranking = ranking
         self.rechecks = rechecks
+        self.live = live
         self.paused = commands.is_paused(md)
         """Whether fetching is paused (the choice survives a restart)."""
+
+    def live_status(self) -> dict[str, Any]:
+        """The daemon's in-memory figures of this instant (``xyleme status`` while it runs)."""
+        return self.live()
 
     async def poll(self) -> None:
         """Run the commands the CLI queued while we hold the repository, and answer them."""
         try:
             pending = commands.take_pending(self.md)
-        except sqlite3.OperationalError as error:
+        except StoreError as error:
             log.warning("could not read the command table: %s", error)
             return
         for command_id, name, args in pending:

@@ -3,16 +3,13 @@ raise (exit 1). This module defines no command."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
-from metadata import InvalidURL, MetadataError
-from xyleme.config import explain
+from metadata import InvalidURL, MetadataError, StoreError
 
 
 class InputError(click.ClickException):
@@ -28,16 +25,21 @@ def repository_errors(database: Path) -> Iterator[None]:
         yield
     except InvalidURL as error:
         raise click.ClickException(f"{error.url!r} is not a valid URL: {error.reason}") from None
+    except StoreError as error:
+        raise click.ClickException(f"{database}: unreadable database ({error.why})") from None
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{database}: unreadable database ({error})") from None
 
 
 @contextmanager
 def settings_errors(*classes: type) -> Iterator[None]:
     """Settings of one of ``classes`` built from options or a file: a value out of its range
-    is bad input, named with its allowed range in one line."""
+    is bad input, named with its allowed range in one line. (pydantic and the configuration
+    are imported here: a command that builds no settings does not load them.)"""
+    from pydantic import ValidationError
+
+    from xyleme.config import explain
+
     try:
         yield
     except ValidationError as error:
