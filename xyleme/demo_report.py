@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from loader.repository import DocumentRepository
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
+from metadata.versions import VersionStore
 from xyleme.dashboard.svg import bar_chart, line_chart, rank_plot, rank_sample
 from xyleme.demo import DemoPlan, DemoRun
 from xyleme.jobs.recheck_request import summary_text
@@ -101,7 +101,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 def versions(repository: Path) -> tuple[int, int, int]:
     """Documents stored, versions stored, documents with more than one version."""
-    store = DocumentRepository(repository / "documents")
+    store = VersionStore(repository / "documents")
     try:
         counts = [len(document.versions) for document in store.documents()]
     finally:
