@@ -118,8 +118,8 @@ class DemoPlan:
         The crawler reads at most twice a host's share of the pages on each host: the
         simulated web has a spider trap (an endless calendar) whose pages would otherwise
         join the refresh set without end and dilute G. The memory sized for a large crawl
-        (SQLite's page cache, the seen-URL table, the ranking's budget) is sized for the
-        demo's web instead.
+        (SQLite's page cache, the seen-URL table, the ranking's budget, the exchanges waiting
+        for the archive's writer) is sized for the demo's web instead.
         """
         budget = 2 * math.ceil(self.pages / self.hosts)
         return (
@@ -129,6 +129,7 @@ class DemoPlan:
             .replace("daemon", checkpoint_seconds=2.0, rank_every=self.rank_every)
             .replace("metadata", cache_mb=DEMO_CACHE_MB)
             .replace("ranking", memory="32MB")
+            .replace("archive", queue_records=32)
             .replace(
                 "crawler",
                 **DEMO_CRAWLER,
