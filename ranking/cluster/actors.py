@@ -10,6 +10,7 @@ reads the same block from shared storage, and the ranking restores its part of t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,8 @@ from ranking.errors import RankingError
 #: Seconds to wait for the scheduler to drop a worker whose call failed, before deciding the
 #: failure was the method's own (and raising it).
 LOSS_GRACE_S = 15.0
+#: Seconds between two looks at the scheduler's list of workers while a call runs.
+POLL_S = 0.5
 #: Replacements allowed per worker slot in one run: a slot that keeps dying is not a fault
 #: to ride out but a broken cluster.
 MAX_REPLACEMENTS = 3
@@ -35,6 +38,16 @@ class WorkersLost(RankingError):
     def __init__(self, indices: list[int]) -> None:
         super().__init__(f"slice workers {indices} were lost")
         self.indices = indices
+
+
+class _Lost:
+    """A call that could not be made: its actor's handle already knows the worker is gone."""
+
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout: float | None = None) -> None:
+        raise RuntimeError("Worker holding Actor was lost")
 
 
 class SliceCluster:
@@ -104,7 +117,7 @@ class SliceCluster:
         self.futures[index] = future
 
     def _connect(self) -> None:
-        peers = dict(enumerate(self.actors))
+        peers = {k: f"{actor._address} {actor.key}" for k, actor in enumerate(self.actors)}
         self.call(
             "connect",
             per=[
@@ -115,31 +128,72 @@ class SliceCluster:
     def call(self, method: str, *args: object, per: list[tuple] | None = None) -> list[Any]:
         """``method`` on every actor at once (``per[k]`` are actor k's arguments); raises
         :class:`WorkersLost` naming the actors whose worker died."""
-        calls = [
-            getattr(actor, method)(*(per[k] if per is not None else args))
-            for k, actor in enumerate(self.actors)
-        ]
+        calls = []
+        for k, actor in enumerate(self.actors):
+            try:
+                calls.append(getattr(actor, method)(*(per[k] if per is not None else args)))
+            except RuntimeError:  # the handle knows its worker was lost
+                calls.append(_Lost())
         return self.wait(calls)
 
-    def wait(self, calls: list[Any], timeout: float | None = None) -> list[Any]:
-        """The results of one pending call per actor, or :class:`WorkersLost`."""
-        results, lost, failure = [], [], None
-        for index, pending in enumerate(calls):
+    def wait(
+        self, calls: list[Any], indices: list[int] | None = None, timeout: float | None = None
+    ) -> list[Any]:
+        """The results of pending calls to the actors ``indices`` (all, in order, by
+        default), or :class:`WorkersLost`.
+
+        Watches the scheduler while waiting: a call to a dead worker's actor may never
+        answer (its handle waits for the actor to be recomputed), so a worker that left the
+        cluster is noticed there, within a poll; the survivors' calls are then waited for.
+        """
+        deadline = time.monotonic() + (timeout or self.call_timeout)
+        indices = list(range(len(calls))) if indices is None else indices
+        hosts = {k: self.actors[k]._address for k in indices}
+        lost: list[int] = []
+        while time.monotonic() < deadline:
+            waiting = [call for call in calls if not call.done()]
+            if not waiting:
+                break
             try:
-                results.append(pending.result(timeout=timeout or self.call_timeout))
+                waiting[0].result(timeout=POLL_S)
+            except TimeoutError:
+                live = set(self._live())
+                lost = [k for k, host in hosts.items() if host not in live]
+                if lost:
+                    self._forget(lost)
+                    break
+            except Exception:  # noqa: BLE001 - its result is read again below
+                continue
+        results, failure = [], None
+        for index, pending in zip(indices, calls, strict=True):
+            if index in lost:
+                results.append(None)
+                continue
+            try:
+                results.append(pending.result(timeout=max(deadline - time.monotonic(), 1.0)))
             except (OSError, CommClosedError, RuntimeError, TimeoutError) as error:
                 lost.append(index)
                 failure = error
                 results.append(None)
         if lost:
-            if not self._gone(lost):
-                raise RankingError(f"a slice worker failed: {failure}") from failure
-            raise WorkersLost(lost)
+            if failure is not None:
+                if not self._gone(lost):
+                    raise RankingError(f"a slice worker failed: {failure}") from failure
+                self._forget(lost)
+            raise WorkersLost(sorted(set(lost)))
         return results
 
+    def _forget(self, lost: list[int]) -> None:
+        """Tell the other actors to stop sending to the lost ones (best effort: a survivor
+        that does not answer is found lost by the next call)."""
+        for index, actor in enumerate(self.actors):
+            if index not in lost:
+                with contextlib.suppress(OSError, CommClosedError, RuntimeError, TimeoutError):
+                    actor.forget(lost).result(timeout=self.call_timeout)
+
     def _gone(self, indices: list[int]) -> bool:
-        """Whether the workers of those actors left the cluster (waiting a little for the
-        scheduler to notice)."""
+        """Whether the worker of one of those actors left the cluster (waiting a little for
+        the scheduler to notice)."""
         addresses = {self.actors[k]._address for k in indices}
         deadline = time.monotonic() + LOSS_GRACE_S
         while time.monotonic() < deadline:
@@ -148,9 +202,9 @@ class SliceCluster:
             time.sleep(0.2)
         return False
 
-    def replace(self, lost: list[int], restore: Callable[[int], None]) -> None:
+    def replace(self, lost: list[int], restore: Callable[[int, list[int]], None]) -> None:
         """Start the lost actors again on live workers (the fewest actors first), reconnect
-        everyone, and let ``restore(index)`` give each new actor its state."""
+        everyone, and let ``restore(index, lost)`` give each new actor its state."""
         self.replacements += len(lost)
         if self.replacements > MAX_REPLACEMENTS * self.size:
             raise RankingError(f"{self.replacements} slice workers lost: giving up")
@@ -164,7 +218,7 @@ class SliceCluster:
             self._start(index, address)
         self._connect()
         for index in lost:
-            restore(index)
+            restore(index, lost)
 
     def counters(self) -> dict[str, int]:
         """Bytes sent between workers, local sweeps and lost sends, summed over actors."""

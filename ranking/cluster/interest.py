@@ -62,9 +62,11 @@ class ClusterInterest(_ClusterRanking):
         self.last_delta = self.last_bound = float("inf")
         self.r = 1.0
 
-    def restore(self, index: int) -> None:
+    def restore(self, index: int, lost: list[int]) -> None:
         """The new actor restarts its pages from E', and the weights from 1 everywhere."""
-        self.cluster.wait([self.cluster.actors[index].inverse_init(self._part(index))])
+        self.cluster.wait(
+            [self.cluster.actors[index].inverse_init(self._part(index))], indices=[index]
+        )
         state = self.bound_state
         state.factor, state.frozen, state.contracting = np.inf, False, False
 

@@ -77,8 +77,9 @@ class _ClusterRanking(IterativeRanking):
         self.cluster.replace(lost.indices, self.restore)
         self._stale = 2
 
-    def restore(self, index: int) -> None:
-        """Give the new actor ``index`` its part of the ranking's state."""
+    def restore(self, index: int, lost: list[int]) -> None:
+        """Give the new actor ``index`` its part of the ranking's state (``lost`` are all
+        the actors replaced with it)."""
         raise NotImplementedError
 
     def _tell(self, name: str, figure: float) -> None:
@@ -123,10 +124,15 @@ class ClusterPageRank(_ClusterRanking):
         self.cluster.call("direct_init", None, None)
         self.last_delta = float("inf")
 
-    def restore(self, index: int) -> None:
-        survivor = next(k for k in range(self.cluster.size) if k != index)
-        (copy,) = self.cluster.wait([self.cluster.actors[survivor].direct_copy()])
-        self.cluster.wait([self.cluster.actors[index].direct_init(None, copy)])
+    def restore(self, index: int, lost: list[int]) -> None:
+        """The last vector, as a surviving peer holds it (E if every worker was lost)."""
+        survivors = [k for k in range(self.cluster.size) if k not in lost]
+        copy = None
+        if survivors:
+            (copy,) = self.cluster.wait(
+                [self.cluster.actors[survivors[0]].direct_copy()], indices=[survivors[0]]
+            )
+        self.cluster.wait([self.cluster.actors[index].direct_init(None, copy)], indices=[index])
 
     def step(self) -> None:
         if self.chaotic:
@@ -140,8 +146,8 @@ class ClusterPageRank(_ClusterRanking):
             self._survived(lost)
             figures = None
         self.sweeps += 1
-        self._stale = max(self._stale - 1, 0)
         self.consistent = figures is not None and self._stale == 0
+        self._stale = max(self._stale - 1, 0)
         if figures is not None:
             self.last_delta = sum(delta for delta, _ in figures)
             self.last_mass = sum(mass for _, mass in figures)
@@ -181,8 +187,8 @@ class ClusterPageRank(_ClusterRanking):
             if index in lost:
                 continue
             try:
-                self.cluster.wait([actor.halt(self._epoch)])
-                self.cluster.wait([runs[index]])
+                self.cluster.wait([actor.halt(self._epoch)], indices=[index])
+                self.cluster.wait([runs[index]], indices=[index])
             except WorkersLost:
                 lost.append(index)
 

@@ -25,9 +25,13 @@ import asyncio
 import threading
 
 import numpy as np
+from distributed import get_worker
+from distributed.comm.core import CommClosedError
+from distributed.protocol import to_serialize
 
 from ranking import kernels
 from ranking.cluster.blocks import load_block, needs, read_info, read_outdeg
+from ranking.errors import RankingError
 from ranking.inverse_bound import LIFT
 
 
@@ -47,15 +51,17 @@ class SliceWorker:
         self.damping = damping
         self.need = needs(self.block, ranges, index)
         self.give: dict[int, np.ndarray] = {}
-        self.peers: dict[int, object] = {}
+        self.peers: dict[int, str] = {}
         self.lost_sends = 0
         self.bytes_sent = 0
         self.local_sweeps = 0
         self.last_delta = float("inf")
         self._inbox: dict[tuple[int, str], tuple[np.ndarray, float]] = {}
         self._lock = threading.Lock()
+        self._flights: dict[int, set[asyncio.Future]] = {}
         self._halted = 0
         self.scaled = np.empty(0)
+        self.acc = np.empty(0)
         self.dangling_of: dict[int, float] = {}
 
     # -- the exchange ----------------------------------------------------------------------
@@ -64,8 +70,10 @@ class SliceWorker:
         """Per peer, the pages of its range this block reads (computed once)."""
         return self.need
 
-    async def connect(self, peers: dict[int, object], give: dict[int, np.ndarray]) -> None:
-        """The peers' actors and, per peer, the pages of this range its block reads."""
+    async def connect(self, peers: dict[int, str], give: dict[int, np.ndarray]) -> None:
+        """The peers' actors (``"<worker address> <actor key>"``: a bare key or a tuple with
+        it would be taken by Dask for a reference to the actor) and, per peer, the pages of
+        this range its block reads."""
         self.peers = dict(peers)
         self.give = {peer: np.asarray(pages) for peer, pages in give.items()}
 
@@ -82,16 +90,47 @@ class SliceWorker:
         return taken
 
     async def _send(self, kind: str, parts: dict[int, np.ndarray], scalar: float = 0.0) -> None:
-        """Send each peer its part; a peer that cannot be reached is counted, not waited for
-        (the coordinator replaces it and reconnects)."""
-        calls = []
+        """Send each peer its part; a peer that cannot be reached, or that the coordinator
+        said was lost (:meth:`forget`), is counted, not waited for: it will be replaced."""
+        flights = []
         for peer, values in parts.items():
             if peer in self.peers:
                 self.bytes_sent += values.nbytes + 8
-                calls.append(self.peers[peer].receive(self.index, kind, values, scalar))
-        for outcome in await asyncio.gather(*calls, return_exceptions=True):
-            if isinstance(outcome, BaseException):
+                flight = asyncio.ensure_future(
+                    self._deliver(self.peers[peer], kind, values, scalar)
+                )
+                self._flights.setdefault(peer, set()).add(flight)
+                flight.add_done_callback(self._flights[peer].discard)
+                flights.append(flight)
+        for outcome in await asyncio.gather(*flights, return_exceptions=True):
+            if isinstance(outcome, OSError | CommClosedError | asyncio.CancelledError):
                 self.lost_sends += 1
+            elif isinstance(outcome, BaseException):
+                raise outcome
+
+    async def forget(self, lost: list[int]) -> None:
+        """Give up the sends in flight to the lost peers (connecting to a dead worker is
+        retried for Dask's connect timeout, 30 s by default)."""
+        for peer in lost:
+            for flight in list(self._flights.get(peer, ())):
+                flight.cancel()
+            self.peers.pop(peer, None)
+
+    async def _deliver(self, peer: str, kind: str, values: np.ndarray, scalar: float) -> None:
+        """Call ``receive`` on a peer's actor straight through the worker's RPC, the call an
+        ``Actor`` handle makes, without its retry: a handle whose worker died waits for the
+        actor to be recomputed, which a lost slice worker never is."""
+        address, key = peer.split(" ", 1)
+        args = [self.index, kind, values, scalar]
+        answer = (
+            await get_worker()
+            .rpc(address)
+            .actor_execute(
+                function="receive", actor=key, args=[to_serialize(a) for a in args], kwargs={}
+            )
+        )
+        if answer["status"] != "OK":
+            raise RankingError(f"peer {key} refused the values: {answer['exception']}")
 
     async def counters(self) -> dict[str, int]:
         return {
@@ -122,6 +161,8 @@ class SliceWorker:
 
     def _direct_sweep(self) -> tuple[float, float]:
         """Gauss-Seidel over the block from the newest values received (§5.3 in a slice)."""
+        if self.scaled.shape[0] != self.num_pages:  # the kernel trusts its arrays' sizes
+            raise RankingError(f"slice worker {self.index} swept before direct_init")
         for peer, (values, dangling) in self._take("direct").items():
             self.scaled[self.need[peer]] = values
             self.dangling_of[peer] = dangling
@@ -205,6 +246,8 @@ class SliceWorker:
         self.next[:] = self.certified
 
     def _inverse_scatter(self, sweeping: bool, s: float, restart: bool) -> float:
+        if self.acc.shape[0] != self.num_pages:  # the kernels trust their arrays' sizes
+            raise RankingError(f"slice worker {self.index} swept before inverse_init")
         if restart:
             self._restart_weights()
         self.acc[:] = 0.0
