@@ -162,7 +162,7 @@ class SliceCluster:
                 if lost:
                     self._forget(lost)
                     break
-            except Exception:  # noqa: BLE001 - its result is read again below
+            except Exception:  # its error is read again below
                 continue
         results, failure = [], None
         for index, pending in zip(indices, calls, strict=True):

@@ -63,7 +63,7 @@ def dask_client(
                 silence_logs=logging.ERROR,
             )
             client = Client(cluster)
-    except (OSError, TimeoutError) as error:
+    except (OSError, TimeoutError, ValueError) as error:
         where = address or "a local cluster"
         raise RankingError(f"cannot reach the Dask scheduler at {where}: {error}") from None
     try:
