@@ -68,7 +68,7 @@ def assign(n_slices: int, n_workers: int) -> list[list[int]]:
     Examples
     --------
     >>> assign(5, 2)
-    [[0, 1, 2], [3, 4]]
+    [[0, 1], [2, 3, 4]]
     """
     workers = min(n_slices, n_workers)
     cuts = np.linspace(0, n_slices, workers + 1).round().astype(int)

@@ -41,14 +41,14 @@ def dask_client(
     """A client of the scheduler at ``address``, or of a new ``LocalCluster`` of ``workers``
     single-threaded processes (each with ``memory_per_worker``), closed on exit.
 
-    The local cluster listens on 127.0.0.1 only; its dashboard, when ``dashboard`` (and
-    bokeh is installed), on a free port of 127.0.0.1.
+    The local cluster listens on 127.0.0.1 only; its HTTP server (with the dashboard when
+    ``dashboard`` and bokeh is installed) on a free port of 127.0.0.1.
     """
     if (address is None) == (workers is None):
         raise ValueError("give either a scheduler address or a number of workers")
     try:
         if address is not None:
-            client = Client(address, timeout=CONNECT_TIMEOUT_S)
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, direct_to_workers=True)
             cluster = None
         else:
             if workers < 1:
@@ -58,11 +58,12 @@ def dask_client(
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
-                dashboard_address="127.0.0.1:0" if dashboard else None,
+                dashboard_address="127.0.0.1:0",  # its HTTP server, dashboard or not
+                scheduler_kwargs={"dashboard": dashboard},
                 memory_limit=memory_per_worker,
                 silence_logs=logging.ERROR,
             )
-            client = Client(cluster)
+            client = Client(cluster, direct_to_workers=True)
     except (OSError, TimeoutError, ValueError) as error:
         where = address or "a local cluster"
         raise RankingError(f"cannot reach the Dask scheduler at {where}: {error}") from None
