@@ -174,3 +174,47 @@ def test_a_truncated_slice_file_is_refused(tmp_path):
     assert len(load_block(info, [0])[0].sources) == sliced.slice_edges[0]
     with pytest.raises(InvalidGraph, match="truncated"):
         load_block(info, [1])
+
+
+def test_rank_compute_on_two_local_workers_stores_the_same_scores(tmp_path):
+    from click.testing import CliRunner
+
+    from metadata import Metadata
+    from tests.test_ranking_cli import make_repo
+    from xyleme.cli import cli
+
+    directory = tmp_path / "repo"
+    make_repo(directory)
+    scores = []
+    for extra in ([], ["--workers", "2", "--mode", "chaotic"]):
+        args = ["--repo", str(directory), "rank", "compute", "--tol", "1e-10", *extra]
+        outcome = _within(CliRunner().invoke, cli, args)
+        assert outcome.exit_code == 0, outcome.output
+        with Metadata.open(directory / "metadata.db", readonly=True) as md:
+            view = md.refresh_view()
+            scores.append((view["importance"].copy(), view["interest"].copy()))
+    assert "Dask dashboard: http://127.0.0.1:" in outcome.output
+    for local, distributed in zip(*scores, strict=True):
+        known = ~np.isnan(local)
+        assert np.array_equal(known, ~np.isnan(distributed))
+        assert np.abs(local[known] - distributed[known]).sum() <= 2e-10
+
+
+def test_rank_compute_says_what_is_wrong_with_its_cluster_options(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tests.test_ranking_cli import make_repo
+    from xyleme.cli import cli
+
+    directory = tmp_path / "repo"
+    make_repo(directory)
+    base = ["--repo", str(directory), "rank", "compute"]
+    both = CliRunner().invoke(cli, [*base, "--cluster", "tcp://127.0.0.1:9", "--workers", "2"])
+    assert both.exit_code == 2 and "not both" in both.output
+    monkeypatch.setattr("ranking.cluster.compute.CONNECT_TIMEOUT_S", 1)
+    away = _within(CliRunner().invoke, cli, [*base, "--cluster", "tcp://127.0.0.1:9"])
+    assert away.exit_code == 1
+    assert "cannot reach the Dask scheduler" in away.output and "no score" in away.output
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    bare = CliRunner().invoke(cli, [*base, "--workers", "2"])
+    assert bare.exit_code == 1 and "pip install 'xyleme[cluster]'" in bare.output
