@@ -19,8 +19,8 @@ from distributed import Client, LocalCluster
 from ranking.cluster.actors import SliceCluster
 from ranking.cluster.interest import ClusterInterest
 from ranking.cluster.rankings import ClusterPageRank, SweepMonitor
-from ranking.compute import direct_stop, inverse_stop
-from ranking.errors import NotConverged, RankingError
+from ranking.compute import _checked, direct_stop, inverse_stop
+from ranking.errors import RankingError
 from ranking.inverse import importance_teleport, xml_teleport
 from ranking.result import RankResult
 from ranking.settings import VARIANTS
@@ -73,12 +73,6 @@ def dask_client(
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def _checked(result: RankResult, strict: bool) -> RankResult:
-    if strict and not result.converged:
-        raise NotConverged(result)
-    return result
 
 
 def cluster_rank(
