@@ -84,6 +84,8 @@ class SliceCluster:
         self.actors: list[Any] = [None] * len(self.groups)
         self.futures: list[Any] = [None] * len(self.groups)
         self.replacements = 0
+        self._retired: dict[str, int] = {}
+        self._last: list[dict[str, int]] = [{} for _ in self.groups]
         for index, address in enumerate(addresses[: len(self.groups)]):
             self._start(index, address)
         wanted = self.call("needs")
@@ -206,6 +208,9 @@ class SliceCluster:
         """Start the lost actors again on live workers (the fewest actors first), reconnect
         everyone, and let ``restore(index, lost)`` give each new actor its state."""
         self.replacements += len(lost)
+        for index in lost:
+            for key, value in self._last[index].items():
+                self._retired[key] = self._retired.get(key, 0) + value
         if self.replacements > MAX_REPLACEMENTS * self.size:
             raise RankingError(f"{self.replacements} slice workers lost: giving up")
         for index in lost:
@@ -221,9 +226,11 @@ class SliceCluster:
             restore(index, lost)
 
     def counters(self) -> dict[str, int]:
-        """Bytes sent between workers, local sweeps and lost sends, summed over actors."""
-        totals: dict[str, int] = {}
-        for counters in self.call("counters"):
+        """Bytes sent between workers, local sweeps and lost sends, summed over the actors,
+        those replaced included as last read (a lost actor's later sends are not counted)."""
+        self._last = self.call("counters")
+        totals = dict(self._retired)
+        for counters in self._last:
             for key, value in counters.items():
                 totals[key] = totals.get(key, 0) + value
         return totals

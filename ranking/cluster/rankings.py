@@ -33,6 +33,7 @@ asked only of sweeps that started from one consistent vector, and the result is 
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from typing import Protocol
 
 import numpy as np
@@ -77,10 +78,10 @@ class _ClusterRanking(IterativeRanking):
         self.cluster.replace(lost.indices, self.restore)
         self._stale = 2
 
+    @abstractmethod
     def restore(self, index: int, lost: list[int]) -> None:
         """Give the new actor ``index`` its part of the ranking's state (``lost`` are all
         the actors replaced with it)."""
-        raise NotImplementedError
 
     def _tell(self, name: str, figure: float) -> None:
         if self.monitor is not None:
