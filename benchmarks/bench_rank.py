@@ -42,8 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from rank_cluster_row import report_cluster, work_cluster
-
+from benchmarks.rank_cluster_row import report_cluster, work_cluster
 from ranking import (
     BoundElseChange,
     DirectPageRank,
