@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
+from benchmarks.rank_cluster_row import report_cluster, work_cluster
 from ranking import BoundElseChange, L1Bound, MaxSweeps
 from ranking.pagerank import (
     DirectPageRank,
@@ -303,6 +304,7 @@ WORKERS = {
     "igraph": lambda a, w: work_igraph(w, a.pages),
     "networkx": lambda a, w: work_networkx(w, a.pages),
     "table1": lambda a, w: work_table1(w, a.pages, a.memory),
+    "cluster": lambda a, w: work_cluster(w, a.pages, a.memory, _is_xml(a.pages)),
 }
 
 
@@ -406,6 +408,8 @@ def main() -> None:
             results["igraph"] = in_process("igraph", args, base)
         if 1_000 < args.pages <= 100_000 and not args.smoke and _installed("networkx"):
             results["networkx"] = in_process("networkx", args, base)
+        if _installed("distributed"):
+            results["cluster"] = in_process("cluster", args, base)
         report(args, links, results, base)
 
 
@@ -475,6 +479,7 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
         "inverse_l1_error": l1_error(work, "xyleme-inverse", "reference-inverse"),
         "inverse_l1_bound": x["inverse_bound"],
         "scipy_inverse_l1_error": l1_error(work, "scipy-inverse", "reference-inverse"),
+        **report_cluster(results.get("cluster"), args.pages),
     }
     print(json.dumps(summary))
 

@@ -38,7 +38,7 @@ def test_bench_rank_smoke_prints_its_figures_and_a_json_last_line():
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=300,  # seconds when idle (the cluster row starts 2 worker processes)
     )
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last.keys() >= KEYS
@@ -47,3 +47,7 @@ def test_bench_rank_smoke_prints_its_figures_and_a_json_last_line():
     # (the reference is itself within about 1e-11, so the error is not compared with the bound)
     assert last["inverse_l1_error"] <= 1e-8 and last["inverse_l1_bound"] <= 1e-8
     assert "scipy direct+inverse" in out.stdout
+    if last["cluster_sync_s"] is not None:  # the [cluster] extra is installed
+        assert last["cluster_l1_error"] <= 1e-8 and last["cluster_chaotic_l1_error"] <= 1e-8
+        assert 0 < last["cluster_bytes_per_sweep"] <= last["cluster_vector_bytes"]
+        assert "cluster row (2 workers" in out.stdout

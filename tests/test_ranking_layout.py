@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ranking"
-FACES = ("ranking", "ranking.pagerank", "ranking.opic", "ranking.liverank")
+FACES = ("ranking", "ranking.pagerank", "ranking.opic", "ranking.liverank", "ranking.cluster")
 
 
 def _name(path: Path) -> str:

@@ -6,6 +6,7 @@ importance and interest columns; ``top`` and ``show`` only read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -115,11 +116,53 @@ def _memory(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     show_default=True,
     help="Interest teleport: uniform on XML pages (PR') or their importance (PR'').",
 )
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Rank on the Dask cluster of this scheduler (tcp://HOST:8786); its workers must "
+    "read the repository's ranking/slices folder.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=256),
+    default=None,
+    help="Rank on a Dask LocalCluster of N worker processes here.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["sync", "chaotic"]),
+    default="sync",
+    show_default=True,
+    help="On a cluster: a barrier after each sweep, or chaotic iterations (§5.4).",
+)
+@click.option(
+    "--worker-memory",
+    default="1GB",
+    show_default=True,
+    callback=_memory,
+    help="On a cluster: memory of one worker for its slices and vectors.",
+)
 @click.pass_context
 def compute(
-    ctx: click.Context, memory: str, tol: float, max_sweeps: int, damping: float, variant: str
+    ctx: click.Context,
+    memory: str,
+    tol: float,
+    max_sweeps: int,
+    damping: float,
+    variant: str,
+    cluster: str | None,
+    workers: int | None,
+    mode: str,
+    worker_memory: str,
 ) -> None:
-    """Rank every page from the Link-Data and store importance and interest."""
+    """Rank every page from the Link-Data and store importance and interest.
+
+    With --cluster or --workers the sweeps run on Dask (the [cluster] extra), one block of
+    slices per worker; without, in this process.
+    """
+    if cluster is not None and workers is not None:
+        raise click.UsageError("give --cluster or --workers, not both")
     with settings_errors(RankingSettings):
         settings = RankingSettings(
             damping=damping,
@@ -132,10 +175,18 @@ def compute(
     folder.mkdir(exist_ok=True)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    engine = None
+    if cluster is not None or workers is not None:
+        from xyleme.cli.rank_cluster import cluster_engine  # Dask only when asked for
+
+        engine = cluster_engine(cluster, workers, mode, worker_memory, console)
+    # the cluster's engine shows its own progress (rich allows one live display at a time)
+    bar = Progress(*columns, console=console, transient=True) if engine is None else None
     with _open(ctx, readonly=False) as md, _unless_a_daemon_runs(repo_path(ctx)):
         try:
-            with Progress(*columns, console=console, transient=True) as progress:
-                done = rank_repository(md, folder, settings, monitor=_ProgressBar(progress))
+            with bar or contextlib.nullcontext():
+                monitor = _ProgressBar(bar) if bar is not None else None
+                done = rank_repository(md, folder, settings, monitor=monitor, engine=engine)
         except KeyboardInterrupt:
             click.echo("cancelled: no score was written", err=True)
             sys.exit(130)

@@ -34,10 +34,16 @@ from metadata.clock import Clock
 from ranking import RankingCancelled, RankingError, RankingSettings, RankResult
 
 if TYPE_CHECKING:
-    from ranking.pagerank import ScanMonitor
+    from ranking.pagerank import ScanMonitor, SlicedGraph
     from xyleme.crawler import Scope
 
 log = logging.getLogger(__name__)
+
+#: Ranks a sliced graph elsewhere (a Dask cluster, :mod:`ranking.cluster`): (graph, XML
+#: mask or None when there is no XML page, settings) → (importance, interest or None).
+Engine = Callable[
+    ["SlicedGraph", np.ndarray | None, RankingSettings], tuple[RankResult, RankResult | None]
+]
 
 KINDS = ("importance", "interest")
 
@@ -61,6 +67,7 @@ def rank_repository(
     monitor: ScanMonitor | None = None,
     cancel: threading.Event | None = None,
     in_scope: Callable[[str], bool] | None = None,
+    engine: Engine | None = None,
 ) -> RepositoryRanking:
     """Compute importance and interest of every page and store them in the metadata.
 
@@ -77,6 +84,8 @@ def rank_repository(
     in_scope : callable, optional
         The crawl scope (URL → bool): the URLs not read yet outside it stay out of the
         matrix (the daemon passes its crawler's).
+    engine : callable, optional
+        Ranks the sliced graph instead of this process (``xyleme rank compute --cluster``).
 
     Returns
     -------
@@ -107,7 +116,9 @@ def rank_repository(
         in_matrix = matrix.in_matrix
     is_xml = types == PAGE_TYPE_CODE[PageType.XML]
     options = {"damping": settings.damping, "tol": settings.tol, "max_sweeps": settings.max_sweeps}
-    if is_xml.any():
+    if engine is not None:
+        importance, interest = engine(graph, is_xml if is_xml.any() else None, settings)
+    elif is_xml.any():
         importance, interest = importance_and_interest(
             graph, is_xml, variant=settings.variant, monitor=monitor, cancel=cancel, **options
         )

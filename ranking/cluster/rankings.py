@@ -1,0 +1,211 @@
+"""Importance and interest on a Dask cluster: the sweeps of §5.4, synchronous or chaotic.
+
+Both are :class:`~ranking.stepping.IterativeRanking` subclasses whose ``step`` runs on the
+:class:`~ranking.cluster.actors.SliceCluster`, so the stop rules of the single-machine run
+(:func:`ranking.pagerank.compute.direct_stop`,
+:func:`~ranking.pagerank.compute.inverse_stop`) apply unchanged and the result carries the
+same proven ℓ₁ bound.
+
+**Importance, synchronous.** Each worker sweeps its block by Gauss-Seidel from the values
+its peers sent after the previous sweep (block-Jacobi between workers, Gauss-Seidel inside a
+block), then sends each peer the values it reads. The bound c/(1 − c)·‖Δ‖₁ of
+:mod:`ranking.pagerank.direct` holds for this splitting too: its proof needs only that every value a
+page reads is either new or the one the sweep started from.
+
+**Importance, chaotic (§5.4).** Each worker sweeps as fast as it can from the newest values
+it has, with no barrier; the coordinator watches the residual (the sum of the workers' last
+‖Δ‖₁) and when c/(1 − c) times it reaches the tolerance, halts the workers and runs one
+synchronous sweep from the consistent vector they hold: the stop rule is asked of that
+sweep, so the chaotic run stops on the same proven bound. If it is not met the chaotic
+sweeps go on.
+
+**Interest.** Jacobi sweeps of eq. 6–7 (three calls a sweep: partial sums, total, finish),
+whose global normalisation r is a barrier by nature, in both modes; stopped on the proven
+bound of :mod:`ranking.pagerank.inverse_bound`, its weights swept on the workers, its state
+(:class:`~ranking.pagerank.inverse_bound.BoundState`) kept here.
+
+**Faults.** A sweep in which a worker was lost replaces it (:meth:`SliceCluster.replace`):
+the new actor reads its block again and takes the last vector from a surviving peer (the
+importance) or restarts its pages from E' (the interest). Neither that sweep nor the next one
+(whose peers' values the new actor did not all hold yet) can stop the run, so the bound is
+asked only of sweeps that started from one consistent vector, and the result is the same.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from typing import Protocol
+
+import numpy as np
+
+from ranking.cluster.actors import SliceCluster, WorkersLost
+from ranking.stepping import IterativeRanking
+
+#: Seconds between two polls of the chaotic workers' residuals.
+POLL_S = 0.05
+
+
+class SweepMonitor(Protocol):
+    """Told after every sweep (or chaotic poll) of a distributed ranking: for a progress bar."""
+
+    def sweep_done(self, kind: str, sweep: int, figure_name: str, figure: float) -> None:
+        """``kind`` reached ``sweep`` with ``figure`` (a bound, or the chaotic residual)."""
+
+
+class _ClusterRanking(IterativeRanking):
+    """What both distributed rankings share: the cluster, the bytes, the consistency flags."""
+
+    def __init__(self, cluster: SliceCluster, monitor: SweepMonitor | None) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.damping = cluster.damping
+        self.snapshot = cluster.info.snapshot
+        self.monitor = monitor
+        self.consistent = False
+        self._stale = 0
+        self._bytes_at_init = 0
+        self._lost = 0
+
+    def init(self) -> None:
+        super().init()
+        self._bytes_at_init = self.cluster.counters()["bytes_sent"]
+        self.consistent = False
+        self._stale = 0
+
+    def _survived(self, lost: WorkersLost) -> None:
+        """Replace the lost actors; the next sweep cannot stop the run either."""
+        self._lost += len(lost.indices)
+        self.cluster.replace(lost.indices, self.restore)
+        self._stale = 2
+
+    @abstractmethod
+    def restore(self, index: int, lost: list[int]) -> None:
+        """Give the new actor ``index`` its part of the ranking's state (``lost`` are all
+        the actors replaced with it)."""
+
+    def _tell(self, name: str, figure: float) -> None:
+        if self.monitor is not None:
+            self.monitor.sweep_done(self.kind, self.sweeps, name, figure)
+
+    def details(self) -> dict[str, object]:
+        counters = self.cluster.counters()
+        sent = counters["bytes_sent"] - self._bytes_at_init
+        return {
+            "workers": self.cluster.size,
+            "slices": self.cluster.info.n_slices,
+            "bytes_per_sweep": sent / max(self.sweeps, 1),
+            "workers_lost": self._lost,
+        }
+
+
+class ClusterPageRank(_ClusterRanking):
+    """Importance by sliced Gauss-Seidel on a Dask cluster, synchronous or chaotic (§5.4)."""
+
+    kind = "importance"
+
+    def __init__(
+        self,
+        cluster: SliceCluster,
+        *,
+        chaotic: bool = False,
+        tol: float = 1e-8,
+        max_sweeps: int = 1000,
+        monitor: SweepMonitor | None = None,
+    ) -> None:
+        super().__init__(cluster, monitor)
+        self.chaotic = chaotic
+        self.tol = tol
+        self.max_sweeps = max_sweeps
+        self.last_delta = float("inf")
+        self.last_mass = 1.0
+        self._epoch = 0
+
+    def init(self) -> None:
+        super().init()
+        self.cluster.call("direct_init", None, None)
+        self.last_delta = float("inf")
+
+    def restore(self, index: int, lost: list[int]) -> None:
+        """The last vector, as a surviving peer holds it (E if every worker was lost)."""
+        survivors = [k for k in range(self.cluster.size) if k not in lost]
+        copy = None
+        if survivors:
+            (copy,) = self.cluster.wait(
+                [self.cluster.actors[survivors[0]].direct_copy()], indices=[survivors[0]]
+            )
+        self.cluster.wait([self.cluster.actors[index].direct_init(None, copy)], indices=[index])
+
+    def step(self) -> None:
+        if self.chaotic:
+            self._chaotic_run()
+        self._sync_sweep()
+
+    def _sync_sweep(self) -> None:
+        try:
+            figures = self.cluster.call("direct_sweep")
+        except WorkersLost as lost:
+            self._survived(lost)
+            figures = None
+        self.sweeps += 1
+        self.consistent = figures is not None and self._stale == 0
+        self._stale = max(self._stale - 1, 0)
+        if figures is not None:
+            self.last_delta = sum(delta for delta, _ in figures)
+            self.last_mass = sum(mass for _, mass in figures)
+        self._tell("l1_error_bound", self.norm_delta())
+
+    def _chaotic_run(self) -> None:
+        """Chaotic sweeps until the residual reaches the tolerance (or the sweeps guard)."""
+        self._epoch += 1
+        left = max(self.max_sweeps - self.sweeps - 1, 1)
+        runs = [actor.run_chaotic(self._epoch, left) for actor in self.cluster.actors]
+        factor = self.damping / (1.0 - self.damping)
+        try:
+            while not all(run.done() for run in runs):
+                statuses = self.cluster.call("status")
+                residual = factor * sum(delta for _, delta in statuses)
+                self._tell_chaotic(statuses, residual)
+                if residual <= self.tol:
+                    break
+                time.sleep(POLL_S)
+            self.cluster.call("halt", self._epoch)
+            counts = self.cluster.wait(runs)
+        except WorkersLost as lost:
+            self._halt_survivors(lost.indices, runs)
+            self._survived(lost)
+            return
+        self.sweeps += max(counts)
+
+    def _tell_chaotic(self, statuses: list[tuple[int, float]], residual: float) -> None:
+        if self.monitor is not None:
+            sweeps = self.sweeps + max(count for count, _ in statuses)
+            self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
+
+    def _halt_survivors(self, lost: list[int], runs: list) -> None:
+        """Stop the surviving chaotic loops and wait for them (a loop still sweeping would
+        race the next sweep); a survivor lost meanwhile is replaced with the others."""
+        for index, actor in enumerate(self.cluster.actors):
+            if index in lost:
+                continue
+            try:
+                self.cluster.wait([actor.halt(self._epoch)], indices=[index])
+                self.cluster.wait([runs[index]], indices=[index])
+            except WorkersLost:
+                lost.append(index)
+
+    def norm_delta(self) -> float:
+        """c/(1 − c)·‖Δ‖₁ of the last synchronous sweep, if it started from one consistent
+        vector (inf otherwise): the bound of :mod:`ranking.pagerank.direct`."""
+        if not self.consistent:
+            return float("inf")
+        return self.damping / (1.0 - self.damping) * self.last_delta
+
+    def relative_change(self) -> float:
+        return self.last_delta / self.last_mass
+
+    def vector(self) -> np.ndarray:
+        return np.concatenate(self.cluster.call("direct_values"))
+
+    def details(self) -> dict[str, object]:
+        return {**super().details(), "mode": "chaotic" if self.chaotic else "synchronous"}
