@@ -78,7 +78,7 @@ def simweb_corpus(count: int, seed: int = 5) -> Corpus:
     # imported here so the child process measuring memory does not carry simweb and numpy
     from xyleme.simweb import Kind, SimWeb, SimWebSettings
     from xyleme.simweb.render import Renderer
-    from xyleme.simweb.web import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
+    from xyleme.simweb.structure import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
 
     web = SimWeb(SimWebSettings(hosts=20, pages=count * 6, seed=seed).without_faults())
     render = Renderer(web)

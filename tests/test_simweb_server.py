@@ -21,7 +21,9 @@ from xyleme.simweb import (
     FaultSettings,
     GroundTruth,
     Kind,
+    LastModified,
     Lifecycles,
+    Robots,
     SimWeb,
     SimWebResolver,
     SimWebServer,
@@ -30,7 +32,6 @@ from xyleme.simweb import (
 from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import http_date
 from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import LastModified, Robots
 
 SMALL = SimWebSettings(hosts=8, pages=600, seed=21)
 

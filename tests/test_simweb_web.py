@@ -11,15 +11,16 @@ from xyleme.simweb import (
     FaultSettings,
     GroundTruth,
     Kind,
+    LastModified,
     Lifecycles,
     PageState,
+    Robots,
     SettingsError,
     SimWeb,
     SimWebSettings,
 )
 from xyleme.simweb.render import Renderer
 from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import LastModified, Robots
 
 
 @pytest.fixture(scope="module")

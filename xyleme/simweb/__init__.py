@@ -14,9 +14,10 @@ from xyleme.simweb.process import SimWebProcess, SimWebProcessError
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
+from xyleme.simweb.structure import DOMAIN, Fault, Kind, LastModified, PageState, Robots
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth, UnknownURL
-from xyleme.simweb.web import DOMAIN, Fault, Kind, LastModified, PageState, Robots, SimWeb
+from xyleme.simweb.web import SimWeb
 
 __all__ = [
     "DOMAIN",

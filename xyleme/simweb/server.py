@@ -36,7 +36,7 @@ from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import Renderer, http_date
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
-from xyleme.simweb.web import (
+from xyleme.simweb.structure import (
     CALENDAR_PREFIX,
     DTD_PATH,
     ENTITY_PATH,
@@ -47,8 +47,8 @@ from xyleme.simweb.web import (
     Kind,
     LastModified,
     Robots,
-    SimWeb,
 )
+from xyleme.simweb.web import SimWeb
 
 LOOPBACK = "127.0.0.1"
 """The only address the server ever binds."""
