@@ -3,6 +3,14 @@
 >>> from metadata import Metadata, canonicalize_url
 """
 
+from metadata.clock import (
+    CLOCK_STATE,
+    AcceleratedClock,
+    Clock,
+    ManualClock,
+    SystemClock,
+    encode_clock,
+)
 from metadata.encoding import MAX_CHILDREN
 from metadata.errors import (
     InvalidURL,
@@ -13,6 +21,7 @@ from metadata.errors import (
     UnknownPage,
 )
 from metadata.manager import Metadata
+from metadata.reports import HOST_FIELDS, host_report, write_host_stats
 from metadata.settings import MetadataSettings
 from metadata.types import (
     PAGE_TYPE_CODE,
@@ -28,14 +37,19 @@ from metadata.types import (
 from metadata.urls import MAX_URL_LENGTH, canonicalize_url
 
 __all__ = [
+    "CLOCK_STATE",
+    "HOST_FIELDS",
     "MAX_CHILDREN",
     "MAX_URL_LENGTH",
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "AcceleratedClock",
+    "Clock",
     "FetchResult",
     "InvalidURL",
     "LoadStatus",
+    "ManualClock",
     "Metadata",
     "MetadataError",
     "MetadataSettings",
@@ -46,6 +60,10 @@ __all__ = [
     "RejectedLink",
     "RepositoryExists",
     "SchemaTooNew",
+    "SystemClock",
     "UnknownPage",
     "canonicalize_url",
+    "encode_clock",
+    "host_report",
+    "write_host_stats",
 ]

@@ -1,11 +1,27 @@
 """The archive (issue 17): every HTTP exchange in WARC 1.1 files and every fetch in the
 crawl log, written off the event loop; ``xyleme export warc|documents`` reads them back.
 
-See docs/archive.md. The writer (:class:`xyleme.archive.writer.Archive`) and warcio are
-imported by those who write, not by the crawler, which only needs the protocol.
+See docs/archive.md. The crawler needs only the protocol (:class:`ExchangeSink`); the daemon
+and ``xyleme crawl`` build the writer (:class:`Archive`); the CLI's exports read back.
 """
 
 from xyleme.archive.exchange import Exchange, ExchangeSink, Fetch
+from xyleme.archive.export_documents import write_folder, write_jsonl
+from xyleme.archive.export_warc import RecordFilter, export_warc
 from xyleme.archive.settings import ArchiveSettings
+from xyleme.archive.warcfiles import OPEN_SUFFIX, WARC_SUFFIX
+from xyleme.archive.writer import Archive
 
-__all__ = ["ArchiveSettings", "Exchange", "ExchangeSink", "Fetch"]
+__all__ = [
+    "OPEN_SUFFIX",
+    "WARC_SUFFIX",
+    "Archive",
+    "ArchiveSettings",
+    "Exchange",
+    "ExchangeSink",
+    "Fetch",
+    "RecordFilter",
+    "export_warc",
+    "write_folder",
+    "write_jsonl",
+]

@@ -11,7 +11,9 @@ Only the tests and the benchmarks import it; the daemon never does.
 """
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
+from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
+from xyleme.sitegen.rankings import importance, interest
 from xyleme.sitegen.server import Access, RealSiteServer
 from xyleme.sitegen.truth import Truth, ground_truth, resolve
 
@@ -28,6 +30,10 @@ __all__ = [
     "Truth",
     "build_site",
     "canonical",
+    "crawl_with_daemon",
     "ground_truth",
+    "importance",
+    "interest",
     "resolve",
+    "top_overlap",
 ]
