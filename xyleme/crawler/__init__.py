@@ -22,7 +22,7 @@ from xyleme.crawler.frontier import Level, Request, host_key
 from xyleme.crawler.liveness import Liveness, Verdict
 from xyleme.crawler.probe import METHODS, CrawlerProbe
 from xyleme.crawler.scope import Scope
-from xyleme.crawler.scoperules import Rule, ScopeError, parse_rule
+from xyleme.crawler.scoperules import Kind, Rule, ScopeError, parse_rule
 from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings, ScopeRules
 from xyleme.crawler.traps import TrapGuard
@@ -36,6 +36,7 @@ __all__ = [
     "CrawlerProbe",
     "CrawlerSettings",
     "FetchError",
+    "Kind",
     "Level",
     "Liveness",
     "Request",
