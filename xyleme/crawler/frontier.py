@@ -244,16 +244,6 @@ class Frontier:
             del self._slots[key]
         return len(idle)
 
-    def drain(self) -> list[Request]:
-        """Remove and return every waiting request (the crawler is stopping)."""
-        requests = [r for r in self._queued.values() if not r.cancelled]
-        for slot in self._slots.values():
-            slot.pending.clear()
-        self._queued.clear()
-        self._ready.clear()
-        self._sizes = [0] * len(Level)
-        return requests
-
     # ------------------------------------------------------------------ waking workers
 
     def _wake_one(self) -> None:
