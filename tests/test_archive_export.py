@@ -12,12 +12,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
 from loader.repository import DocumentRepository
-from tests import crawler_fixtures
 from tests.archive_fixtures import archived_crawl
 from xyleme.archive.export_documents import MANIFEST, file_name, write_folder
 from xyleme.cli import cli
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def xyleme(repo, *args, code=0):
