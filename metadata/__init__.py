@@ -3,6 +3,7 @@
 >>> from metadata import Metadata, canonicalize_url
 """
 
+from metadata import reports
 from metadata.clock import (
     CLOCK_STATE,
     AcceleratedClock,
@@ -65,5 +66,6 @@ __all__ = [
     "canonicalize_url",
     "encode_clock",
     "host_report",
+    "reports",
     "write_host_stats",
 ]
