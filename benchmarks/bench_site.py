@@ -31,9 +31,15 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from xyleme.sitegen import RealSiteServer, SiteSpec, ground_truth
-from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
-from xyleme.sitegen.rankings import importance, interest
+from xyleme.sitegen import (
+    RealSiteServer,
+    SiteSpec,
+    crawl_with_daemon,
+    ground_truth,
+    importance,
+    interest,
+    top_overlap,
+)
 
 SIZES = {"smoke": 300, "quick": 1500, "full": 4000}
 CONCURRENCY = 8

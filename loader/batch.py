@@ -18,9 +18,7 @@ from loader.admission import LinkAdmission, Refusals
 from loader.interfaces import MetadataPort
 from loader.records import LoadOutcome, LoadResult, VersionInfo
 from loader.repository import DocumentRepository, NewVersion
-from metadata.errors import InvalidURL
-from metadata.types import LoadStatus, PageType
-from metadata.urls import canonicalize_url
+from metadata import InvalidURL, LoadStatus, PageType, canonicalize_url
 
 WAITING_STATUSES = frozenset(
     {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from loader.records import LoadResult
-from metadata.types import LoadStatus, PageType
+from metadata import LoadStatus, PageType
 
 Body = bytes | Path
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""

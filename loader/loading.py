@@ -44,8 +44,7 @@ from loader.repository import DocumentRepository, NewVersion
 from loader.revalidation import revalidate
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
-from metadata.clock import Clock
-from metadata.types import LoadStatus, PageType
+from metadata import Clock, LoadStatus, PageType
 
 _REMEMBERED_DEPENDENCY_IDS = 4096
 

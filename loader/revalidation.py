@@ -14,7 +14,7 @@ from loader.interfaces import MetadataPort
 from loader.records import Validity
 from loader.repository import DocumentRepository
 from loader.settings import LoaderSettings
-from metadata.types import LoadStatus
+from metadata import LoadStatus
 
 # A stored body and its URL -> its validity now, or the dependencies to fetch first
 # (raises DocumentRejected when the new dependency makes it unreadable).

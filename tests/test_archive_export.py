@@ -10,8 +10,7 @@ import pytest
 from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
-from loader import Validity
-from loader.repository import DocumentRepository
+from loader import DocumentRepository, Validity
 from tests.archive_fixtures import archived_crawl
 from xyleme.archive.export_documents import MANIFEST, file_name, write_folder
 from xyleme.cli import cli

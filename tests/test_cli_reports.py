@@ -16,8 +16,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from metadata import LoadStatus, Metadata
-from metadata.clock import ManualClock
+from metadata import LoadStatus, ManualClock, Metadata
 from metadata.reports import HOST_FIELDS, STATUSES, WITH_REASONS
 from tests.crawler_site import Page, SiteResolver
 from tests.daemon_fixtures import make_repository

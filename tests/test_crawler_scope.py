@@ -21,10 +21,9 @@ from tests.crawler_site import Page, Site
 from xyleme import commands, signals
 from xyleme.cli import cli
 from xyleme.config import ConfigError, config_from_mapping, load_config
-from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope, TrapGuard
 from xyleme.crawler.addresses import AddressRefused, GuardedResolver, non_public
 from xyleme.crawler.scoperules import Kind, ScopeError, URLParts, parse_rule
-from xyleme.crawler.traps import TrapGuard
 from xyleme.daemon import Daemon
 from xyleme.loading import LoaderSink
 from xyleme.scope_config import check_start

@@ -7,8 +7,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import FetchResult, ManualClock, Metadata, PageType
 from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
 from xyleme.cli import cli

@@ -6,7 +6,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from loader.repository import DocumentRepository
+from loader import DocumentRepository
 from metadata import FetchResult, Metadata, PageType
 from tests.daemon_fixtures import (
     FAST_CRAWL,

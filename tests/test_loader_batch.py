@@ -7,10 +7,8 @@ import contextlib
 
 import pytest
 
-from loader import Check, Loader, LoadOutcome
-from loader.repository import DocumentRepository
-from metadata import LoadStatus, Metadata, PageType
-from metadata.clock import ManualClock
+from loader import Check, DocumentRepository, Loader, LoadOutcome
+from metadata import LoadStatus, ManualClock, Metadata, PageType
 from tests.loader_fakes import FakeFetcher
 
 BASE = "http://batch.test/"

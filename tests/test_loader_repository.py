@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from loader import Check, Loader, LoaderSettings, LoadOutcome, Validity
+from loader import (
+    Check,
+    DocumentRepository,
+    Loader,
+    LoaderSettings,
+    LoadOutcome,
+    NewVersion,
+    Validity,
+)
 from loader.errors import DocumentNotFound, RepositoryCorrupt, VersionNotFound
-from loader.repository import DocumentRepository, NewVersion
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/prices.xml"

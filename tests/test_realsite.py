@@ -15,10 +15,11 @@ from xyleme.sitegen import (
     SiteSpec,
     build_site,
     ground_truth,
+    importance,
+    interest,
     resolve,
+    top_overlap,
 )
-from xyleme.sitegen.crawl import top_overlap
-from xyleme.sitegen.rankings import importance, interest
 
 SPEC = SiteSpec(seed=16, size=300)
 STYLES = {

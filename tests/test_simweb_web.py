@@ -7,6 +7,7 @@ import pytest
 
 from metadata import canonicalize_url
 from xyleme.simweb import (
+    DAY,
     Fault,
     FaultSettings,
     GroundTruth,
@@ -14,13 +15,12 @@ from xyleme.simweb import (
     LastModified,
     Lifecycles,
     PageState,
+    Renderer,
     Robots,
     SettingsError,
     SimWeb,
     SimWebSettings,
 )
-from xyleme.simweb.render import Renderer
-from xyleme.simweb.settings import DAY
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from metadata import Metadata
-from metadata.clock import CLOCK_STATE, Clock, encode_clock
+from metadata import CLOCK_STATE, Clock, Metadata, encode_clock
 from xyleme.commands import is_paused, stored_seeds
 
 CLOCK_KEY = CLOCK_STATE

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from loader.records import VersionInfo
-from loader.repository import DocumentRepository, StoredDocument
+from loader import DocumentRepository, StoredDocument, VersionInfo
 
 MANIFEST = "manifest.jsonl"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -33,7 +33,7 @@ from xyleme.archive.settings import ArchiveSettings
 from xyleme.archive.warcfiles import recover
 
 if TYPE_CHECKING:
-    from metadata.clock import Clock
+    from metadata import Clock
 
 log = logging.getLogger(__name__)
 _STOP = None

@@ -18,8 +18,7 @@ from xyleme.cli.repository import create_repository
 from xyleme.demo import choose_plan, measure_capacity, run_demo, summary, web_settings
 from xyleme.logs import configure_logging
 from xyleme.progress import live_panel, plain_line
-from xyleme.simweb import GroundTruth, SimWeb
-from xyleme.simweb.process import SimWebProcessError
+from xyleme.simweb import GroundTruth, SimWeb, SimWebProcessError
 
 
 @cli.command("demo")

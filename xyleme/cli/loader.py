@@ -8,14 +8,19 @@ from pathlib import Path
 
 import click
 
-from loader import Loader, LoadOutcome, LoadResult
-from loader.changes import diff_versions, iso
-from loader.errors import LoaderError
-from loader.query import parse_namespaces, run_query
-from loader.reading import Warehouse
-from loader.settings import LoaderSettings
-from metadata import Metadata, MetadataError
-from metadata.clock import SystemClock
+from loader import (
+    Loader,
+    LoaderError,
+    LoaderSettings,
+    LoadOutcome,
+    LoadResult,
+    Warehouse,
+    diff_versions,
+    iso,
+    parse_namespaces,
+    run_query,
+)
+from metadata import Metadata, MetadataError, SystemClock
 from xyleme.cli import cli, repo_path
 from xyleme.cli.params import MOMENT, PAGE
 

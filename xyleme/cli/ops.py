@@ -30,7 +30,7 @@ from xyleme.scope_config import repository_scope, seed_refusals
 from xyleme.status import read_status
 
 if TYPE_CHECKING:
-    from xyleme.crawler.scope import Scope
+    from xyleme.crawler import Scope
 
 DATABASE = "metadata.db"
 ANSWER_TIMEOUT = 30.0

@@ -15,11 +15,18 @@ import numpy as np
 
 from xyleme.cli import cli
 from xyleme.cli.errors import InputError, settings_errors
-from xyleme.simweb import Fault, Kind, SimWeb
-from xyleme.simweb.server import SimWebServer
-from xyleme.simweb.settings import DAY, FaultSettings, SimWebSettings
-from xyleme.simweb.timebase import ClockSpec, shared_clock
-from xyleme.simweb.truth import GroundTruth
+from xyleme.simweb import (
+    DAY,
+    ClockSpec,
+    Fault,
+    FaultSettings,
+    GroundTruth,
+    Kind,
+    SimWeb,
+    SimWebServer,
+    SimWebSettings,
+    shared_clock,
+)
 
 
 def _web_options(command):

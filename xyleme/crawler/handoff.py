@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loader import DocumentSink
-from loader.interfaces import Body
+from loader import Body, DocumentSink
 from xyleme.crawler.fetcher import discard_spooled
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loader import LoaderError
-from loader.query import compile_query
+from loader import LoaderError, compile_query
 
 WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from metadata.clock import Clock
+from metadata import Clock
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock

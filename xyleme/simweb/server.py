@@ -31,7 +31,7 @@ from types import TracebackType
 import aiohttp
 from aiohttp import hdrs, web
 
-from metadata.clock import Clock
+from metadata import Clock
 from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import Renderer, http_date
 from xyleme.simweb.resolver import SimWebResolver
