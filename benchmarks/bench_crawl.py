@@ -55,8 +55,7 @@ def peak_rss_mb() -> float:
 
 
 def run_xyleme(site: dict, concurrency: int, per_host: int) -> dict:
-    from metadata import Metadata
-    from metadata.clock import ManualClock
+    from metadata import ManualClock, Metadata
     from xyleme.crawler import Crawler, CrawlerSettings, Scope
     from xyleme.simweb import SimWebResolver
 

@@ -33,15 +33,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages first
 
-from refresh.estimators import (
+from refresh import (
+    AccessIntervals,
     EstimateKind,
+    ObservationBatch,
     change_observation_crlb,
     change_observation_mle,
     cho_improved_rate,
     last_modified_rate,
     naive_rate,
 )
-from refresh.observations import AccessIntervals, ObservationBatch
 
 ESTIMATORS = ("eq9", "eq10-paper", "eq10-cens", "naive", "cho")
 

@@ -50,17 +50,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages first
 
-from refresh.bayes import (
+from refresh import (
+    AccessIntervals,
+    IncrementalPolicy,
+    change_observation_mle,
     fit_grid_prior,
     grid_log_likelihood,
+    group_prior,
     posterior_mean_rate,
     rate_grid,
+    refresh_intervals,
     resolvable_rate_grid,
 )
-from refresh.change_rates import group_prior
-from refresh.estimators import change_observation_mle
-from refresh.observations import AccessIntervals
-from refresh.policy import IncrementalPolicy, refresh_intervals
 
 MINUTE = 1 / 1440  # in days
 HISTORY = 64

@@ -37,15 +37,17 @@ from ranking.liverank import (
     personalised_pagerank,
     simulate,
 )
-from xyleme.simweb import GroundTruth, SimWeb, SimWebSettings
-from xyleme.simweb.aging import (
+from xyleme.simweb import (
+    DAY,
     AgedWeb,
     AgingModel,
+    GroundTruth,
+    SimWeb,
+    SimWebSettings,
     age_graph,
     aging_lifecycle,
     simweb_graph,
 )
-from xyleme.simweb.settings import DAY
 
 OUT = Path(__file__).resolve().parent / "out"
 PAPER_ORDER = ("pa_pm", "pa", "p", "i")

@@ -48,12 +48,8 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loader import Loader, LoaderSettings, LoadOutcome, Validity
-from loader.bodies import md5_of
-from loader.parsing import parse_tree, safe_parser
-from metadata import Metadata, MetadataSettings
-from metadata.clock import ManualClock
-from metadata.version_records import NewVersion
+from loader import Loader, LoaderSettings, LoadOutcome, Validity, md5_of, parse_tree, safe_parser
+from metadata import ManualClock, Metadata, MetadataSettings, NewVersion
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
 
@@ -76,9 +72,15 @@ class Corpus:
 def simweb_corpus(count: int, seed: int = 5) -> Corpus:
     """The first ``count`` XML documents (data, catalogues, feeds) of a simulated web."""
     # imported here so the child process measuring memory does not carry simweb and numpy
-    from xyleme.simweb import Kind, SimWeb, SimWebSettings
-    from xyleme.simweb.render import Renderer
-    from xyleme.simweb.web import DTD_PATH, ENTITY_PATH, SCHEMA_PATH
+    from xyleme.simweb import (
+        DTD_PATH,
+        ENTITY_PATH,
+        SCHEMA_PATH,
+        Kind,
+        Renderer,
+        SimWeb,
+        SimWebSettings,
+    )
 
     web = SimWeb(SimWebSettings(hosts=20, pages=count * 6, seed=seed).without_faults())
     render = Renderer(web)

@@ -29,8 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages first
 
-from refresh.policy import refresh_intervals
-from refresh.scheduler import FolderSchedule, scan_due
+from refresh import FolderSchedule, refresh_intervals, scan_due
 
 DAY = 86_400.0
 

@@ -33,11 +33,16 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from xyleme.sitegen import SiteSpec, ground_truth
-from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
-from xyleme.sitegen.process import RealSiteProcess
-from xyleme.sitegen.rankings import importance, interest
-from xyleme.sitegen.server import ServedSite
+from xyleme.sitegen import (
+    RealSiteProcess,
+    ServedSite,
+    SiteSpec,
+    crawl_with_daemon,
+    ground_truth,
+    importance,
+    interest,
+    top_overlap,
+)
 
 SIZES = {"smoke": 300, "quick": 1500, "full": 4000}
 CONCURRENCY = 8

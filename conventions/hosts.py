@@ -10,8 +10,10 @@ importing the crawler or the store. ``metadata.reports.HOST_SQL`` is the same ru
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def host_key(url: str) -> str:
@@ -32,5 +34,7 @@ def host_keys(urls: Sequence[str]) -> np.ndarray:
     >>> host_keys(["http://b.test/", "http://a.test/x", "http://b.test/y", "https://b.test/"])
     array([1, 0, 1, 2])
     """
+    import numpy as np  # here: the bottom package stays light for the CLI's quick readers
+
     keys = np.array([host_key(url) for url in urls], dtype=str)
     return np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)

@@ -17,11 +17,7 @@ from dataclasses import dataclass, field, replace
 from loader.admission import LinkAdmission, Refusals
 from loader.interfaces import MetadataPort
 from loader.records import LoadOutcome, LoadResult, VersionInfo
-from metadata.errors import InvalidURL
-from metadata.types import LoadStatus, PageType
-from metadata.urls import canonicalize_url
-from metadata.version_records import NewVersion
-from metadata.versions import VersionStore
+from metadata import InvalidURL, LoadStatus, NewVersion, PageType, VersionStore, canonicalize_url
 
 WAITING_STATUSES = frozenset(
     {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}

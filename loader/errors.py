@@ -8,9 +8,9 @@ gives them) and the previous good version stays in the repository.
 from __future__ import annotations
 
 # The version store's own errors (metadata.errors), named here too for the loader's readers.
-from metadata.errors import DocumentNotFound as DocumentNotFound
-from metadata.errors import RepositoryCorrupt as RepositoryCorrupt
-from metadata.errors import VersionNotFound as VersionNotFound
+from metadata import DocumentNotFound as DocumentNotFound
+from metadata import RepositoryCorrupt as RepositoryCorrupt
+from metadata import VersionNotFound as VersionNotFound
 
 
 class LoaderError(Exception):

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from loader.records import LoadResult
-from metadata.api import StatusAPI
-from metadata.types import PageType
+from metadata import PageType, StatusAPI
 
 Body = bytes | Path
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""

@@ -140,11 +140,6 @@ class LinkCollector:
         return list(self._dependencies)
 
     @property
-    def reads_text_links(self) -> bool:
-        """Whether element text can be a link here (RSS ``<link>``, sitemap ``<loc>``)."""
-        return self._kind is not None
-
-    @property
     def is_sitemap(self) -> bool:
         return self._kind == "sitemap"
 

@@ -43,10 +43,7 @@ from loader.records import Check, LoadOutcome, LoadResult, Validity
 from loader.revalidation import revalidate
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
-from metadata.clock import Clock
-from metadata.types import LoadStatus, PageType
-from metadata.version_records import NewVersion
-from metadata.versions import VersionStore
+from metadata import Clock, LoadStatus, NewVersion, PageType, VersionStore
 
 _REMEMBERED_DEPENDENCY_IDS = 4096
 

@@ -12,8 +12,7 @@ from loader.errors import DocumentNotFound
 from loader.parselock import PARSE_LOCK
 from loader.parsing import rejection, safe_parser
 from loader.settings import LoaderSettings
-from metadata import InvalidURL, canonicalize_url
-from metadata.versions import VersionStore
+from metadata import InvalidURL, VersionStore, canonicalize_url
 
 
 class Warehouse:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from metadata.version_records import Check, Validity, VersionInfo
+from metadata import Check, Validity, VersionInfo
 
 
 class LoadOutcome(enum.StrEnum):

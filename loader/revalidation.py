@@ -13,8 +13,7 @@ from loader.errors import DocumentRejected
 from loader.interfaces import MetadataPort
 from loader.records import Validity
 from loader.settings import LoaderSettings
-from metadata.types import LoadStatus
-from metadata.versions import VersionStore
+from metadata import LoadStatus, VersionStore
 
 # A stored body and its URL -> its validity now, or the dependencies to fetch first
 # (raises DocumentRejected when the new dependency makes it unreadable).

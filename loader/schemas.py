@@ -36,7 +36,7 @@ class SchemaCheck:
 def wrapper_schema(locations: dict[str, str]) -> bytes:
     """A schema that imports (or, for no namespace, includes) every named schema.
 
-    >>> wrapper_schema({"urn:a": "http://s.test/a.xsd"})[:47]
+    >>> wrapper_schema({"urn:a": "http://s.test/a.xsd"})[:46]
     b'<xs:schema xmlns:xs="http://www.w3.org/2001/XM'
     """
     parts = [f'<xs:schema xmlns:xs="{XSD}">']

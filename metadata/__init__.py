@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from metadata import reports
     from metadata.api import (
         CoreAPI,
         FetchesAPI,
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
         StatusAPI,
         VersionsAPI,
     )
-    from metadata.clock import AcceleratedClock, Clock, ManualClock, SystemClock
+    from metadata.clock import (
+        CLOCK_STATE,
+        AcceleratedClock,
+        Clock,
+        ManualClock,
+        SystemClock,
+        encode_clock,
+    )
     from metadata.encoding import MAX_CHILDREN
     from metadata.errors import (
         DocumentNotFound,
@@ -47,7 +55,9 @@ if TYPE_CHECKING:
         UnknownPage,
         VersionNotFound,
     )
+    from metadata.glance import Glance
     from metadata.manager import Metadata
+    from metadata.reports import HOST_FIELDS, host_report, write_host_stats
     from metadata.revisits import RevisitIndex, Stored
     from metadata.settings import MetadataSettings
     from metadata.types import (
@@ -87,6 +97,11 @@ _HOME = {
     "Clock": "clock",
     "ManualClock": "clock",
     "SystemClock": "clock",
+    "CLOCK_STATE": "clock",
+    "encode_clock": "clock",
+    "HOST_FIELDS": "reports",
+    "host_report": "reports",
+    "write_host_stats": "reports",
     "MAX_CHILDREN": "encoding",
     "DocumentNotFound": "errors",
     "InvalidURL": "errors",
@@ -113,6 +128,7 @@ _HOME = {
     "PageType": "types",
     "RejectedLink": "types",
     "MAX_URL_LENGTH": "urls",
+    "Glance": "glance",
     "canonicalize_url": "urls",
     "Change": "version_records",
     "Check": "version_records",
@@ -125,6 +141,8 @@ _HOME = {
 """Each public name and the module of this package that defines it."""
 
 __all__ = [
+    "CLOCK_STATE",
+    "HOST_FIELDS",
     "MAX_CHILDREN",
     "MAX_URL_LENGTH",
     "PAGE_TYPE_CODE",
@@ -138,6 +156,7 @@ __all__ = [
     "DocumentNotFound",
     "FetchResult",
     "FetchesAPI",
+    "Glance",
     "InvalidURL",
     "LinksAPI",
     "LoadStatus",
@@ -173,10 +192,20 @@ __all__ = [
     "VersionStore",
     "VersionsAPI",
     "canonicalize_url",
+    "encode_clock",
+    "host_report",
+    "reports",
+    "write_host_stats",
 ]
 
 
+SUBMODULES = ("reports",)
+"""Modules of this package that are public as a whole (the host report's helpers)."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in SUBMODULES:
+        return importlib.import_module(f"metadata.{name}")
     if name not in _HOME:
         raise AttributeError(f"module 'metadata' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"metadata.{_HOME[name]}"), name)
@@ -185,4 +214,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+    return sorted({*globals(), *_HOME, *SUBMODULES})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conventions.hosts import host_keys as host_keys  # the callers' one host key
+from conventions import host_keys as host_keys  # the callers' one host key
 from refresh.change_rates import estimate_change_rates, group_prior
 from refresh.estimators import EstimateKind
 from refresh.observations import ObservationBatch

@@ -16,8 +16,7 @@ from aiohttp import web
 from metadata import Metadata
 from tests.crawler_fixtures import FAST
 from tests.crawler_site import Page, Site, SiteResolver
-from xyleme.archive import ArchiveSettings
-from xyleme.archive.writer import Archive
+from xyleme.archive import Archive, ArchiveSettings
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
 
 BIG = b"<big>" + b"<p>x</p>" * 40_000 + b"</big>"  # 320 KB: over the test's spool threshold

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loader import Loader
-from metadata import Metadata
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata
 from ranking.opic import OPIC
 from xyleme import signals
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
-from xyleme.jobs.opic import FetchListener
-from xyleme.jobs.ranking import rank_repository
+from xyleme.jobs import FetchListener, rank_repository
 from xyleme.simweb import FaultSettings, SimWebServer, SimWebSettings
 
 DAY = 86_400.0

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from click.testing import CliRunner
 
-from metadata.types import LoadStatus
+from metadata import LoadStatus
 from xyleme.cli import cli
 
 WAITING = {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}

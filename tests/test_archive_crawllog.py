@@ -6,13 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from tests import crawler_fixtures
 from tests.archive_fixtures import archived_crawl
+from xyleme.archive import Fetch
 from xyleme.archive.crawllog import COLUMNS, HEADER, LOG_NAME, RotatingLog, format_line, parse_line
-from xyleme.archive.exchange import Fetch
 from xyleme.crawler.exchanges import ROBOTS_CODE
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def read_log(folder):

@@ -8,8 +8,7 @@ import hashlib
 from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
-from metadata import Metadata
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata
 from tests.daemon_fixtures import make_repository
 from xyleme.archive.crawllog import LOG_NAME, parse_line
 from xyleme.archive.records import warc_date
@@ -17,7 +16,7 @@ from xyleme.cli import cli
 from xyleme.commands import RepositoryTarget
 from xyleme.config import config_from_mapping
 from xyleme.daemon import Daemon
-from xyleme.jobs.requeue import queue_unread
+from xyleme.jobs import queue_unread
 from xyleme.simweb import DOMAIN, SimWebProcess, SimWebServer, SimWebSettings
 
 FAST = {"daemon": {"scope": [DOMAIN]}, "crawler": {"min_delay": 0.0, "max_crawl_delay": 0.0}}

@@ -11,13 +11,10 @@ from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
-from metadata.versions import VersionStore
-from tests import crawler_fixtures
+from metadata import VersionStore
 from tests.archive_fixtures import archived_crawl
 from xyleme.archive.export_documents import MANIFEST, file_name, write_folder
 from xyleme.cli import cli
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def xyleme(repo, *args, code=0):

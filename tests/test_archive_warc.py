@@ -11,15 +11,11 @@ import signal
 
 from warcio.archiveiterator import ArchiveIterator
 
-from metadata.clock import ManualClock
-from tests import crawler_fixtures
+from metadata import ManualClock
 from tests.archive_fixtures import BIG, archived_crawl, md5
-from xyleme.archive import ArchiveSettings, Exchange
+from xyleme.archive import Archive, ArchiveSettings, Exchange
 from xyleme.archive.records import IDENTICAL, NOT_MODIFIED
 from xyleme.archive.warcfiles import WarcFiles, recover, warc_files
-from xyleme.archive.writer import Archive
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def read_records(folder):

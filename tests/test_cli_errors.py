@@ -7,13 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import xyleme.cli.repository
-from tests.daemon_fixtures import make_repository
 from xyleme.cli import cli
-
-
-@pytest.fixture
-def repo(tmp_path):
-    return make_repository(tmp_path / "repo")
 
 
 def _run(*argv: str, env: dict[str, str] | None = None):

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import FetchResult, ManualClock, Metadata, PageType
 from xyleme import commands
 from xyleme.cli import cli
-from xyleme.jobs.recheck_request import RecheckRequest
+from xyleme.jobs import RecheckRequest
 from xyleme.lock import DaemonLock
 from xyleme.status import save_clock, save_live_status
 

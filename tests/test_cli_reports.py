@@ -16,18 +16,14 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from metadata import LoadStatus, Metadata
-from metadata.clock import ManualClock
+from metadata import LoadStatus, ManualClock, Metadata
 from metadata.reports import HOST_FIELDS, STATUSES, WITH_REASONS
-from tests import crawler_fixtures
 from tests.crawler_site import Page, SiteResolver
 from tests.daemon_fixtures import make_repository
 from xyleme.cli import cli, urls
 from xyleme.config import load_config
 from xyleme.daemon import Daemon
 from xyleme.dashboard import create_app
-
-site = crawler_fixtures.site
 
 CONFIG = """
 [crawler]

@@ -8,8 +8,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from metadata import Metadata
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata
 from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
 from xyleme.cli import cli

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from metadata.clock import AcceleratedClock, ManualClock, SystemClock
+from metadata import AcceleratedClock, ManualClock, SystemClock
 
 
 def test_manual_clock_moves_only_when_told():

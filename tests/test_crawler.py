@@ -16,14 +16,11 @@ import pytest
 
 from loader import LoadOutcome, LoadResult
 from metadata import PageType
-from tests import crawler_fixtures
 from tests.crawler_fixtures import FAST, make_crawler
 from tests.crawler_site import Page
 from tests.loader_fakes import OneByOneSink
 from xyleme import signals
 from xyleme.crawler import Level, Scope
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 
 def children_urls(md, url) -> list[str]:

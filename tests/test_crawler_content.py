@@ -19,7 +19,6 @@ from xyleme.crawler import CrawlerSettings, Level
 from xyleme.crawler.content import classify, declared_kind, forbids_sniffing, parse_mime_type
 from xyleme.crawler.denylist import SuffixDenyList
 
-site, md = crawler_fixtures.site, crawler_fixtures.md
 make_crawler = crawler_fixtures.make_crawler
 
 HTML, XML, DTD, RESOURCE = PageType.HTML, PageType.XML, PageType.DTD, PageType.RESOURCE

@@ -16,8 +16,6 @@ from tests.crawler_site import Page
 from xyleme.crawler.htmlencoding import _ENCODINGS, _LABELS, decode_html, lookup, prescan
 from xyleme.crawler.htmlparse import extract_links
 
-site, md = crawler_fixtures.site, crawler_fixtures.md
-
 # ---------------------------------------------------------------------- labels
 
 

@@ -28,9 +28,6 @@ def vouch_loopback(host: str, address: str) -> bool:
     return True
 
 
-site, md = crawler_fixtures.site, crawler_fixtures.md
-
-
 def make_crawler(md, **settings) -> Crawler:
     """The shared test crawler with 4 requests in flight."""
     return crawler_fixtures.make_crawler(md, **{"concurrency": 4, **settings})

@@ -17,15 +17,13 @@ from click.testing import CliRunner
 
 from loader import LoaderSettings
 from metadata import Metadata, PageType
-from metadata.clock import ManualClock
 from tests.crawler_site import Page, Site
 from xyleme import commands, signals
 from xyleme.cli import cli
 from xyleme.config import ConfigError, config_from_mapping, load_config
-from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope, TrapGuard
 from xyleme.crawler.addresses import AddressRefused, GuardedResolver, non_public
 from xyleme.crawler.scoperules import Kind, ScopeError, URLParts, parse_rule
-from xyleme.crawler.traps import TrapGuard
 from xyleme.daemon import Daemon
 from xyleme.loading import LoaderSink
 from xyleme.scope_config import check_start
@@ -233,12 +231,6 @@ async def serving() -> AsyncIterator[Site]:
 
 def paths(site: Site) -> list[str]:
     return [hit.path for hit in site.hits]
-
-
-@pytest.fixture
-def md(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(1_000_000.0)) as metadata:
-        yield metadata
 
 
 async def test_a_dtd_on_another_port_of_an_in_scope_host_is_never_fetched(md, tmp_path):

@@ -15,8 +15,7 @@ from collections import deque
 import numpy as np
 import pytest
 
-from metadata import Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata, PageType
 from xyleme import signals
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
 from xyleme.simweb import FaultSettings, GroundTruth, SimWebServer, SimWebSettings

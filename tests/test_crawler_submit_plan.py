@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from metadata import Metadata
-from refresh.scheduler import CrawlQueue
+from refresh import CrawlQueue
 from xyleme.crawler import Crawler, Level, Scope
 
 

@@ -10,14 +10,13 @@ import zlib
 import pytest
 
 from xyleme import signals
-from xyleme.crawler import CrawlerSettings, FetchError, Level, Request, Scope, SeenURLs
+from xyleme.crawler import CrawlerSettings, FetchError, Level, Request, Scope, SeenURLs, TrapGuard
 from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.fetcher import Response, decoded_pieces
 from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.htmlparse import extract_links
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache
-from xyleme.crawler.traps import TrapGuard
 
 # ---------------------------------------------------------------------- seen-URL table
 

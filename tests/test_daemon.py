@@ -6,8 +6,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType, StoreFull
-from metadata.clock import ManualClock
+from metadata import FetchResult, ManualClock, Metadata, PageType, StoreFull
 from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
 from xyleme.cli import cli

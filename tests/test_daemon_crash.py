@@ -6,8 +6,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType
-from metadata.versions import VersionStore
+from metadata import FetchResult, Metadata, PageType, VersionStore
 from tests.daemon_fixtures import (
     FAST_CRAWL,
     RunningDaemon,

@@ -4,14 +4,12 @@ import numpy as np
 import pytest
 import pytest_asyncio
 
-from metadata import PAGE_TYPE_CODE, LoadStatus, Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import PAGE_TYPE_CODE, LoadStatus, ManualClock, Metadata, PageType
 from tests.daemon_fixtures import make_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
-from xyleme.jobs.recheck_request import RecheckRequest
-from xyleme.jobs.requeue import queue_unread
+from xyleme.jobs import RecheckRequest, queue_unread
 from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 
 DAY = 86_400.0

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from click.testing import CliRunner
 
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from tests.daemon_fixtures import RunningDaemon
 from xyleme.cli import cli
 from xyleme.config import Config

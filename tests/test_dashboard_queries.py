@@ -11,8 +11,7 @@ import sys
 import pytest
 
 from loader import Loader
-from metadata import Metadata
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 from xyleme.dashboard import DashboardSettings, create_app
 from xyleme.dashboard.keys import QUERIES

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from metadata import Metadata
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata
 from xyleme.cli import cli
 from xyleme.lock import DaemonLock
 from xyleme.status import save_clock, save_live_status

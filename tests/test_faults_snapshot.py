@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import FetchResult, ManualClock, Metadata, PageType
 from xyleme.cli import cli
 from xyleme.config import Config
 from xyleme.daemon import Daemon

@@ -30,8 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from xyleme.sitegen import SiteSpec
-from xyleme.sitegen.server import RealSiteServer
+from xyleme.sitegen import RealSiteServer, SiteSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "guide.md"

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from benchmarks.liverank_webgraph import synthetic_web
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from ranking.liverank import personalised_pagerank
-from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
+from xyleme.simweb import DAY, GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.aging import (
     AgingModel,
     Fate,
@@ -15,7 +15,6 @@ from xyleme.simweb.aging import (
     aging_lifecycle,
     simweb_graph,
 )
-from xyleme.simweb.settings import DAY
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from loader import Check, Loader, LoaderSettings, LoadOutcome
-from metadata.clock import ManualClock
-from metadata.types import LoadStatus
+from metadata import LoadStatus, ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 SCOPE = "http://xml.test/"

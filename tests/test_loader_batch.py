@@ -8,9 +8,7 @@ import contextlib
 import pytest
 
 from loader import Check, Loader, LoadOutcome
-from metadata import LoadStatus, Metadata, PageType
-from metadata.clock import ManualClock
-from metadata.versions import VersionStore
+from metadata import LoadStatus, ManualClock, Metadata, PageType, VersionStore
 from tests.loader_fakes import FakeFetcher
 
 BASE = "http://batch.test/"

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from loader import Check, Loader, LoaderSettings, LoadOutcome
+from loader import Check, Loader, LoaderSettings, LoadOutcome, parse_tree
 from loader.catalog import Catalog, CatalogError, system_catalog_files
 from loader.dependencies import XHTML_ENTITIES
-from loader.parsing import parse_tree
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 SITE = "http://docs.test/"

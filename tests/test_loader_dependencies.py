@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loader import Check, Loader, LoaderSettings, LoadOutcome
-from metadata.clock import ManualClock
-from metadata.types import LoadStatus, PageType
+from metadata import LoadStatus, ManualClock, PageType
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 DOC = "http://xml.test/books/doc.xml"

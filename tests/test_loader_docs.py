@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,3 @@ def test_command_is_documented_with_help(command):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0
     assert len(cli.commands[command].help or "") > 20
-
-
-def test_python_examples_run(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    failed, attempted = doctest.testfile(
-        str(DOC), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
-    )
-    assert attempted >= 10
-    assert failed == 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loader.interfaces import FetchedBody
+from loader import FetchedBody
 from xyleme.crawler.handoff import LoaderLane
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loader import Loader, LoaderSettings, LoadOutcome
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/dir/doc.xml"

@@ -13,8 +13,7 @@ import aiohttp
 from aiohttp import web
 
 from loader import Check, Loader, LoadOutcome, Warehouse
-from metadata import LoadStatus, Metadata
-from metadata.clock import ManualClock
+from metadata import LoadStatus, ManualClock, Metadata
 from tests.loader_fakes import QueueFetcher
 
 BOOK_DTD = b"""<!ELEMENT book (title, chapter)>

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loader import Check, Loader, LoadOutcome
-from metadata import FetchResult, LoadStatus, Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import FetchResult, LoadStatus, ManualClock, Metadata, PageType
 from tests.loader_fakes import FakeFetcher, xyleme
 
 DOC = "http://XML.test:80/books/./doc.xml"  # canonicalised by the metadata manager

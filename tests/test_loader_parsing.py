@@ -8,12 +8,9 @@ import threading
 import pytest
 from lxml import etree
 
-from loader import Loader, LoaderSettings, LoadOutcome
+from loader import PARSE_LOCK, Check, Loader, LoaderSettings, LoadOutcome
 from loader.dependencies import CacheResolver
-from loader.parselock import PARSE_LOCK
-from loader.records import Check
-from metadata.clock import ManualClock
-from metadata.types import LoadStatus, PageType
+from metadata import LoadStatus, ManualClock, PageType
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 from xyleme.crawler.htmlparse import extract_links
 

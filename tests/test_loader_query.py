@@ -6,11 +6,16 @@ import json
 
 import pytest
 
-from loader import Loader, Warehouse
-from loader.changes import diff_versions
-from loader.errors import QueryError, QueryTimeout
-from loader.query import query_documents, run_query
-from metadata.clock import ManualClock
+from loader import (
+    Loader,
+    QueryError,
+    QueryTimeout,
+    Warehouse,
+    diff_versions,
+    query_documents,
+    run_query,
+)
+from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata, xyleme
 
 ATOM = "http://www.w3.org/2005/Atom"

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from loader import Check, Loader, LoaderSettings, LoadOutcome, Validity
+from loader import (
+    Check,
+    Loader,
+    LoaderSettings,
+    LoadOutcome,
+    Validity,
+)
 from loader.errors import DocumentNotFound, RepositoryCorrupt, VersionNotFound
-from metadata.clock import ManualClock
-from metadata.version_records import NewVersion
-from metadata.versions import VersionStore
+from metadata import ManualClock, NewVersion, VersionStore
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/prices.xml"

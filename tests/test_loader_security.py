@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 
 from loader import Check, Loader, LoaderSettings, LoadOutcome
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/doc.xml"

@@ -13,8 +13,7 @@ import asyncio
 import pytest
 
 from loader import Check, Loader
-from metadata import LoadStatus, Metadata
-from metadata.clock import ManualClock
+from metadata import LoadStatus, ManualClock, Metadata
 from tests.loader_fakes import QueueFetcher
 from xyleme.simweb import GroundTruth, SimWebServer, SimWebSettings
 

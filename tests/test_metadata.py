@@ -13,6 +13,7 @@ from metadata import (
     SCORE_COLUMNS,
     FetchResult,
     LoadStatus,
+    ManualClock,
     Metadata,
     MetadataSettings,
     NotARepository,
@@ -21,7 +22,6 @@ from metadata import (
     RepositoryExists,
     UnknownPage,
 )
-from metadata.clock import ManualClock
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from metadata import (
     Metadata,
     RepositoryCorrupt,
     RevisitIndex,
+    Stored,
     StoreError,
     StoreFull,
     Validity,
     VersionStore,
     api,
 )
-from metadata.revisits import Stored
 
 SUBJECTS = [
     api.CoreAPI,

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metadata import Metadata
-from metadata.clock import ManualClock
-from metadata.errors import UnknownPage
-from metadata.types import LoadStatus, PageType
+from metadata import LoadStatus, ManualClock, Metadata, PageType, UnknownPage
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ import sqlite3
 
 import pytest
 
-from metadata import FetchResult, Metadata, MetadataError, PageType, schema
-from metadata.glance import Glance
+from metadata import FetchResult, Glance, Metadata, MetadataError, PageType, schema
 
 
 def _refusal(opener, path) -> str:

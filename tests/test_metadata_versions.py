@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from loader import Loader, LoadOutcome, Warehouse
-from metadata import Metadata, NotARepository, SchemaTooNew, VersionStore, schema
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata, NotARepository, SchemaTooNew, VersionStore, schema
 from tests.loader_fakes import FakeFetcher
 
 MAIN_REPOSITORY = Path(__file__).parent / "fixtures" / "main_repository"

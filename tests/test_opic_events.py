@@ -5,7 +5,7 @@ import pytest
 
 from metadata import FetchResult, Metadata, PageType
 from ranking.opic import OPIC
-from xyleme.jobs.opic import FetchListener
+from xyleme.jobs import FetchListener
 
 
 @pytest.fixture

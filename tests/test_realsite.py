@@ -11,15 +11,16 @@ import pytest
 
 from xyleme.sitegen import (
     IDNA_PUNYCODE,
+    RealSiteProcess,
     RealSiteServer,
     SiteSpec,
     build_site,
     ground_truth,
+    importance,
+    interest,
     resolve,
+    top_overlap,
 )
-from xyleme.sitegen.crawl import top_overlap
-from xyleme.sitegen.process import RealSiteProcess
-from xyleme.sitegen.rankings import importance, interest
 
 SPEC = SiteSpec(seed=16, size=300)
 STYLES = {

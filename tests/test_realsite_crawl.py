@@ -5,9 +5,15 @@ rank) and is compared with the ground truth and the independent rankings.
 import pytest
 import pytest_asyncio
 
-from xyleme.sitegen import RealSiteServer, SiteSpec, ground_truth
-from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
-from xyleme.sitegen.rankings import importance, interest
+from xyleme.sitegen import (
+    RealSiteServer,
+    SiteSpec,
+    crawl_with_daemon,
+    ground_truth,
+    importance,
+    interest,
+    top_overlap,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ranking.liverank import STRATEGIES, LinkGraph, LiveRankSettings, make_liverank, simulate
-from xyleme.crawler.liveness import Liveness, Verdict
+from xyleme.crawler import Liveness, Verdict
 from xyleme.jobs.recheck import RecheckProgress, RepeatedPage, recheck
 
 # Two hosts of four pages: host 0 alive, host 1 dead; chains inside each host.

@@ -10,18 +10,13 @@ from asyncio.subprocess import PIPE
 import numpy as np
 import pytest
 
-from metadata import Metadata, PageType
-from metadata.clock import ManualClock
+from metadata import ManualClock, Metadata, PageType
 from ranking.liverank import LiveRankSettings, cost, make_liverank
-from xyleme.crawler import Crawler, CrawlerSettings, Scope
-from xyleme.crawler.frontier import host_key
-from xyleme.crawler.liveness import Verdict
+from xyleme.crawler import Crawler, CrawlerSettings, Scope, Verdict, host_key
 from xyleme.crawler.probe import CrawlerProbe, looks_like_soft_404
-from xyleme.jobs.liverank_snapshot import load_snapshot
-from xyleme.jobs.recheck import recheck
-from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
+from xyleme.jobs import load_snapshot, recheck
+from xyleme.simweb import DAY, GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.aging import AgingModel, Fate, age_graph, aging_lifecycle, simweb_graph
-from xyleme.simweb.settings import DAY
 
 AGED_DAYS = 30
 SETTINGS = CrawlerSettings(concurrency=16, min_delay=0.0, per_host_concurrency=2)

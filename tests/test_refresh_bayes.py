@@ -3,6 +3,14 @@
 import numpy as np
 import pytest
 
+from refresh import (
+    AccessIntervals,
+    EstimateKind,
+    ObservationBatch,
+    RefreshSettings,
+    change_observation_mle,
+    estimate_change_rates,
+)
 from refresh.bayes import (
     empirical_bayes_rates,
     fit_grid_prior,
@@ -11,10 +19,6 @@ from refresh.bayes import (
     rate_grid,
     resolvable_rate_grid,
 )
-from refresh.change_rates import estimate_change_rates
-from refresh.estimators import EstimateKind, change_observation_mle
-from refresh.observations import AccessIntervals, ObservationBatch
-from refresh.settings import RefreshSettings
 
 
 def two_populations(seed: int, slow: float, fast: float, period: float, n: int = 3000):

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from metadata import Metadata
-from metadata.types import FetchResult, PageType
+from metadata import FetchResult, Metadata, PageType
 from xyleme.cli import cli
 
 DAY = 86_400.0

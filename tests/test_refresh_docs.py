@@ -1,30 +1,11 @@
-"""The examples in docs/refresh.md and in the refresh package's docstrings run as shown."""
+"""docs/refresh.md names the schedule command; importing refresh loads nothing above it.
 
-import doctest
-import importlib
-import pkgutil
+The page's examples and the package's docstrings run in tests/test_doctests.py.
+"""
+
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
-
-import refresh
-
-MODULES = [info.name for info in pkgutil.iter_modules(refresh.__path__, "refresh.")]
-
-
-def test_docs_examples_run():
-    path = Path(__file__).resolve().parents[1] / "docs" / "refresh.md"
-    result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples_run(name):
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.failed == 0
 
 
 def test_schedule_command_is_documented():

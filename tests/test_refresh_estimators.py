@@ -6,17 +6,20 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from metadata.types import Observation as Obs
-from refresh.change_rates import estimate_change_rates, fill_with_prior, group_prior
-from refresh.estimators import (
+from metadata import Observation as Obs
+from refresh import (
+    AccessIntervals,
     EstimateKind,
+    ObservationBatch,
+    RefreshSettings,
     change_observation_crlb,
     change_observation_mle,
     cho_improved_rate,
+    estimate_change_rates,
+    fill_with_prior,
+    group_prior,
     last_modified_rate,
 )
-from refresh.observations import AccessIntervals, ObservationBatch
-from refresh.settings import RefreshSettings
 
 
 def regular(n: int, changes: int, period: float = 1.0) -> tuple[list[float], list[bool]]:

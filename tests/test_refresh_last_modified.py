@@ -2,10 +2,8 @@
 
 import numpy as np
 
-from metadata.types import Observation as Obs
-from refresh.observations import (
-    LastModifiedVerdict as V,
-)
+from metadata import Observation as Obs
+from refresh import LastModifiedVerdict as V
 from refresh.observations import (
     ObservationBatch,
     last_modified_verdicts,

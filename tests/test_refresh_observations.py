@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from metadata.types import Observation
+from metadata import Observation
 from refresh.observations import ObservationBatch, increasing_observations
 
 

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from refresh.policy import refresh_intervals
-from refresh.report import time_averaged_obsolescence
+from refresh import RefreshSettings, refresh_intervals, time_averaged_obsolescence
 from refresh.scheduler import (
     BACKGROUND_LEVEL,
     DISCOVERY_LEVEL,
@@ -17,7 +16,6 @@ from refresh.scheduler import (
     scan_due,
     submit_plan,
 )
-from refresh.settings import RefreshSettings
 
 DAY = 86_400.0
 

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from tests.deadlines import readline_within
 from xyleme.cli import cli
 from xyleme.simweb import (
+    DAY,
     GroundTruth,
     SimWeb,
     SimWebProcess,
     SimWebProcessError,
     SimWebSettings,
 )
-from xyleme.simweb.settings import DAY
 
 
 def test_truth_json_is_the_ground_truth():

@@ -15,13 +15,16 @@ import pytest
 from lxml import etree, html
 from protego import Protego
 
-from metadata.clock import ManualClock
+from metadata import ManualClock
 from xyleme.simweb import (
+    DAY,
     Fault,
     FaultSettings,
     GroundTruth,
     Kind,
+    LastModified,
     Lifecycles,
+    Robots,
     SimWeb,
     SimWebResolver,
     SimWebServer,
@@ -29,8 +32,6 @@ from xyleme.simweb import (
 )
 from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import http_date
-from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import LastModified, Robots
 
 SMALL = SimWebSettings(hosts=8, pages=600, seed=21)
 

@@ -7,19 +7,20 @@ import pytest
 
 from metadata import canonicalize_url
 from xyleme.simweb import (
+    DAY,
     Fault,
     FaultSettings,
     GroundTruth,
     Kind,
+    LastModified,
     Lifecycles,
     PageState,
+    Renderer,
+    Robots,
     SettingsError,
     SimWeb,
     SimWebSettings,
 )
-from xyleme.simweb.render import Renderer
-from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import LastModified, Robots
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,7 @@
 
 import time
 
-from metadata import Metadata
-from metadata.clock import AcceleratedClock, SystemClock
+from metadata import AcceleratedClock, Metadata, SystemClock
 from xyleme.status import repository_now, save_clock
 
 

@@ -20,8 +20,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from metadata.errors import InvalidURL
-from metadata.urls import canonicalize_url
+from metadata import InvalidURL, canonicalize_url
 
 if TYPE_CHECKING:  # the manager's imports are heavy; `xyleme status` reads without it
     from metadata import Metadata

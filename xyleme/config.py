@@ -31,8 +31,8 @@ from loader import LoaderSettings
 from metadata import MetadataSettings
 from ranking import RankingSettings
 from ranking.opic import OPICSettings
-from refresh.settings import RefreshSettings
-from xyleme.archive.settings import ArchiveSettings
+from refresh import RefreshSettings
+from xyleme.archive import ArchiveSettings
 from xyleme.crawler import CrawlerSettings
 from xyleme.settings import BandwidthSettings, ClockSettings, DaemonSettings, PathSettings
 

@@ -18,8 +18,7 @@ from xyleme import commands
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.crawler import Crawler, Level, Scope
-from xyleme.jobs.ranking import RankingPass
-from xyleme.jobs.recheck_task import RecheckTask
+from xyleme.jobs import RankingPass, RecheckTask
 from xyleme.live_status import LiveStatus
 from xyleme.scope_config import repository_scope, seed_refusals
 from xyleme.workers import Workers

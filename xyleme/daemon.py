@@ -21,21 +21,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metadata import Metadata
-from metadata.clock import Clock
+from metadata import Clock, Metadata
 from xyleme import commands
-from xyleme.archive.writer import Archive
+from xyleme.archive import Archive
 from xyleme.commands import Answer
 from xyleme.config import Config
 from xyleme.control import DaemonControl
 from xyleme.crawler import Crawler
-from xyleme.jobs.checkpoint import Checkpoint
-from xyleme.jobs.opic import FetchListener, restore_opic
-from xyleme.jobs.ranking import RankingPass
-from xyleme.jobs.recheck_task import RecheckTask
-from xyleme.jobs.refresh_pass import RefreshPass
-from xyleme.jobs.requeue import queue_not_loaded, queue_unread
-from xyleme.jobs.sitemaps import SitemapQueue
+from xyleme.jobs import (
+    Checkpoint,
+    FetchListener,
+    RankingPass,
+    RecheckTask,
+    RefreshPass,
+    SitemapQueue,
+    queue_not_loaded,
+    queue_unread,
+    restore_opic,
+)
 from xyleme.live_status import LiveStatus
 from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock

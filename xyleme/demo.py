@@ -43,7 +43,7 @@ from xyleme.config import Config, as_toml
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.daemon import Daemon
 from xyleme.dashboard import run_with_dashboard
-from xyleme.jobs.recheck_request import RecheckRequest
+from xyleme.jobs import RecheckRequest
 from xyleme.simweb import DOMAIN, FaultSettings, SimWebProcess, SimWebSettings
 
 log = logging.getLogger(__name__)

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from metadata.versions import VersionStore
-from xyleme.dashboard.svg import bar_chart, line_chart, rank_plot, rank_sample
+from metadata import PAGE_TYPE_CODE, Metadata, PageType, VersionStore
+from xyleme.dashboard import bar_chart, line_chart, rank_plot, rank_sample
 from xyleme.demo import DemoPlan, DemoRun
-from xyleme.jobs.recheck_request import summary_text
+from xyleme.jobs import summary_text
 from xyleme.simweb import GroundTruth
 
 PLOTS = "plots"

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from metadata.clock import Clock
+from metadata import Clock
 from xyleme.config import Config
-from xyleme.jobs.ranking import RankingPass
-from xyleme.jobs.recheck_task import RecheckTask
-from xyleme.jobs.refresh_pass import RefreshPass
+from xyleme.jobs import RankingPass, RecheckTask, RefreshPass
 from xyleme.loading import LoaderSink
 from xyleme.workers import Workers
 

@@ -17,10 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from loader import Loader, LoaderSettings, LoadOutcome, LoadResult
-from loader.interfaces import Body, FetchedBody
-from metadata import InvalidURL, Metadata, canonicalize_url
-from metadata.clock import Clock
+from loader import Body, FetchedBody, Loader, LoaderSettings, LoadOutcome, LoadResult
+from metadata import Clock, InvalidURL, Metadata, canonicalize_url
 from xyleme import signals
 from xyleme.crawler import Crawler, CrawlEvent, Level
 

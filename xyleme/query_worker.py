@@ -50,8 +50,11 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     """``limit`` matches after the key ``after`` (else from ``offset``), whether more follow,
     and the key of the last one. Matches come document by document in URL-Id order, so a
     key stays valid while documents are added."""
-    from loader import LoaderError, Warehouse  # imported by main() at the lowest priority
-    from loader.query import query_documents
+    from loader import (  # imported by main() at the lowest priority
+        LoaderError,
+        Warehouse,
+        query_documents,
+    )
     from metadata import MetadataError
 
     offset, limit = int(request["offset"]), int(request["limit"])
@@ -85,7 +88,7 @@ def main() -> None:
     to the daemon; the memory limit after them, so it bounds the query, not the imports."""
     lowest_priority()
     request = json.load(sys.stdin)
-    import loader.query  # noqa: F401  (the imports, at the lowest priority)
+    import loader  # noqa: F401  (the imports, at the lowest priority)
 
     limit_this_process(float(request["cpu_seconds"]), int(request["memory_mb"]))
     json.dump(answer(request), sys.stdout)

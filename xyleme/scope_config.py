@@ -12,8 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from xyleme.crawler.scope import Scope
-from xyleme.crawler.scoperules import Rule, parse_rule
+from xyleme.crawler import Rule, Scope, parse_rule
 
 if TYPE_CHECKING:
     from xyleme.config import Config

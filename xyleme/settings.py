@@ -13,8 +13,8 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from conventions import SETTINGS
-from refresh.settings import Bandwidth, DiscoveryShare, TimeUnitSeconds
-from xyleme.crawler.settings import ScopeRules
+from refresh import Bandwidth, DiscoveryShare, TimeUnitSeconds
+from xyleme.crawler import ScopeRules
 
 Folder = Annotated[str, Field(min_length=1, max_length=4096)]
 

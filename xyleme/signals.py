@@ -60,12 +60,6 @@ class SignalManager:
             raise ValueError(f"unknown signal {signal!r}: use one of xyleme.signals' sentinels")
         self._listeners.setdefault(signal, []).append(listener)
 
-    def disconnect(self, signal: object, listener: Listener) -> None:
-        """Stop calling ``listener`` for ``signal`` (no error if it was not connected)."""
-        listeners = self._listeners.get(signal, [])
-        if listener in listeners:
-            listeners.remove(listener)
-
     def has_listeners(self, signal: object) -> bool:
         """Whether anybody listens (lets the sender skip building an event nobody reads)."""
         return bool(self._listeners.get(signal))

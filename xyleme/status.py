@@ -14,14 +14,13 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from metadata.clock import CLOCK_STATE, Clock, encode_clock
+from metadata import CLOCK_STATE, Clock, encode_clock
 from xyleme.commands import is_paused, stored_seeds
 
 if TYPE_CHECKING:  # readers of the status (``xyleme status``) load neither
     import numpy as np
 
-    from metadata import Metadata
-    from metadata.glance import Glance
+    from metadata import Glance, Metadata
 
 CLOCK_KEY = CLOCK_STATE
 LIVE_KEY = "daemon/status"

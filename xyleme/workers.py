@@ -8,8 +8,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from xyleme.crawler import Crawler, CrawlerSettings
-from xyleme.crawler.fetcher import SPOOLED_BODIES
+from xyleme.crawler import SPOOLED_BODIES, Crawler, CrawlerSettings
 
 
 def spooled_settings(settings: CrawlerSettings, spool: Path) -> CrawlerSettings:

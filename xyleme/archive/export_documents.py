@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from loader.records import VersionInfo
-from metadata.version_records import StoredDocument
-from metadata.versions import VersionStore
+from loader import VersionInfo
+from metadata import StoredDocument, VersionStore
 
 MANIFEST = "manifest.jsonl"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -10,7 +10,7 @@ import logging
 import uuid
 from pathlib import Path
 
-from metadata.revisits import RevisitIndex, Stored
+from metadata import RevisitIndex, Stored
 from xyleme.archive.crawllog import RotatingLog, format_line
 from xyleme.archive.exchange import Exchange, Fetch
 from xyleme.archive.records import (

@@ -32,7 +32,7 @@ from xyleme.archive.warcfiles import recover
 from xyleme.children import child_environment, python_command
 
 if TYPE_CHECKING:
-    from metadata.clock import Clock
+    from metadata import Clock
 
 log = logging.getLogger(__name__)
 _STOP = None

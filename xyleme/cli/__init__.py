@@ -159,3 +159,16 @@ def load_all() -> click.Group:
                 )
             owners.setdefault(name, module.name)
     return cli
+
+
+def __getattr__(name: str) -> Any:
+    """``create_repository`` (for the realistic site's crawls), read lazily: its module
+    imports this one for :data:`cli`, so a top-level import here would be a circle."""
+    if name == "create_repository":
+        from xyleme.cli.repository import create_repository
+
+        return create_repository
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["GuardedGroup", "UnexpectedError", "cli", "create_repository", "main", "repo_path"]

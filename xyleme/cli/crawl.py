@@ -9,18 +9,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from metadata import Metadata, MetadataError
-from metadata.clock import SystemClock
+from metadata import Metadata, MetadataError, SystemClock
 from xyleme import signals
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
 from xyleme.cli.ops import effective_config
-from xyleme.crawler import Crawler, CrawlerSettings, Scope
-from xyleme.crawler.scoperules import ScopeError
+from xyleme.crawler import Crawler, CrawlerSettings, Scope, ScopeError
 from xyleme.scope_config import configured_rules
 
 if TYPE_CHECKING:
-    from xyleme.archive.writer import Archive
+    from xyleme.archive import Archive
 
 DATABASE = "metadata.db"
 
@@ -154,7 +152,7 @@ async def _crawl(
 
 def repository_archive(repository: Path) -> Archive | None:
     """The repository's archive as its xyleme.toml sets it (None when switched off)."""
-    from xyleme.archive.writer import Archive  # imported by a crawl, not by --help
+    from xyleme.archive import Archive  # imported by a crawl, not by --help
     from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
     try:

@@ -15,8 +15,7 @@ from metadata import MetadataError
 from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.ops import run_state_command
-from xyleme.dashboard import create_app
-from xyleme.dashboard.serving import serving
+from xyleme.dashboard import create_app, serving
 
 TOKEN_VARIABLE = "XYLEME_DASHBOARD_TOKEN"
 

@@ -27,8 +27,7 @@ from xyleme.demo import (
 from xyleme.demo_report import summary, write_plots
 from xyleme.logs import configure_logging
 from xyleme.progress import live_panel, plain_line
-from xyleme.simweb import GroundTruth, SimWeb
-from xyleme.simweb.process import SimWebProcessError
+from xyleme.simweb import GroundTruth, SimWeb, SimWebProcessError
 
 
 @cli.command("demo")

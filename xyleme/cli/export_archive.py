@@ -8,9 +8,8 @@ from pathlib import Path
 
 import click
 
-from loader.errors import LoaderError
-from metadata import MetadataError
-from metadata.versions import VersionStore
+from loader import LoaderError
+from metadata import MetadataError, VersionStore
 from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
 ARCHIVE_KINDS = ("warc", "documents")
@@ -42,7 +41,7 @@ def archive_export(
     folder = repository / config.paths.documents
     if not (folder / "versions.db").is_file():
         raise click.ClickException(f"no stored documents in {folder} (is it a repository?)")
-    from xyleme.archive.export_documents import write_folder, write_jsonl
+    from xyleme.archive import write_folder, write_jsonl
 
     repo = VersionStore(folder, config.loader.versions_kept)
     try:
@@ -67,8 +66,7 @@ def archive_export(
 def _warc(
     archive: Path, output: str, since: float | None, until: float | None, prefix: str
 ) -> None:
-    from xyleme.archive.export_warc import RecordFilter, export_warc
-    from xyleme.archive.warcfiles import OPEN_SUFFIX, WARC_SUFFIX
+    from xyleme.archive import OPEN_SUFFIX, WARC_SUFFIX, RecordFilter, export_warc
 
     if not archive.is_dir():
         raise click.ClickException(f"no archive at {archive} ([archive] enabled = false?)")

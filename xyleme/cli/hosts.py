@@ -158,7 +158,7 @@ def hosts(
     from the database now; the crawler's (robots.txt, delay, queue, budget) come from the
     daemon's last checkpoint and say how old they are. Example: `xyleme hosts --sort errors`.
     """
-    from metadata.reports import HOST_FIELDS, host_report
+    from metadata import HOST_FIELDS, host_report
     from xyleme.cli.ops import open_metadata
 
     with open_metadata(repo_path(ctx), readonly=True) as md:

@@ -24,7 +24,7 @@ from xyleme.cli.errors import repository_errors, settings_errors
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit
 from xyleme.cli.params import MOMENT, liverank_options
 from xyleme.cli.repository import DATABASE
-from xyleme.jobs.liverank_snapshot import load_snapshot
+from xyleme.jobs import load_snapshot
 
 _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
 COLUMNS = [

@@ -8,14 +8,20 @@ from pathlib import Path
 
 import click
 
-from loader import Loader, LoadOutcome, LoadResult
-from loader.changes import diff_versions
-from loader.errors import LoaderError, QueryError, QueryTimeout
-from loader.query import parse_namespaces, run_query
-from loader.reading import Warehouse
-from loader.settings import LoaderSettings
-from metadata import Metadata, MetadataError
-from metadata.clock import SystemClock
+from loader import (
+    Loader,
+    LoaderError,
+    LoaderSettings,
+    LoadOutcome,
+    LoadResult,
+    QueryError,
+    QueryTimeout,
+    Warehouse,
+    diff_versions,
+    parse_namespaces,
+    run_query,
+)
+from metadata import Metadata, MetadataError, SystemClock
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, size, when

@@ -28,7 +28,7 @@ from xyleme.lock import DaemonLock, RepositoryLocked
 from xyleme.scope_config import repository_scope, seed_refusals
 
 if TYPE_CHECKING:
-    from xyleme.crawler.scope import Scope
+    from xyleme.crawler import Scope
 
 ANSWER_TIMEOUT = 30.0
 

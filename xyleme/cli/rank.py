@@ -27,7 +27,7 @@ from xyleme.cli.errors import settings_errors
 from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit, when
 from xyleme.cli.ops import hand_to_daemon, report
 from xyleme.cli.params import PAGE
-from xyleme.jobs.ranking import provenance, rank_repository
+from xyleme.jobs import provenance, rank_repository
 from xyleme.lock import DaemonLock, RepositoryLocked
 
 DATABASE = "metadata.db"

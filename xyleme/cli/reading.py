@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from metadata.errors import MetadataError
+from metadata import MetadataError
 
 if TYPE_CHECKING:
-    from metadata import Metadata
-    from metadata.glance import Glance
+    from metadata import Glance, Metadata
 
 DATABASE = "metadata.db"
 
@@ -47,7 +46,7 @@ def json_option(function: Any) -> Any:
 def glance(repository: Path) -> Iterator[Glance]:
     """The repository read with :mod:`sqlite3` alone (:class:`metadata.glance.Glance`): named
     state, counts by type, the latest time; not a repository is a clear CLI error."""
-    from metadata.glance import Glance
+    from metadata import Glance
 
     try:
         reader = Glance.open(repository / DATABASE)

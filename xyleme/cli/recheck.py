@@ -26,14 +26,15 @@ from xyleme.cli.ops import effective_config, hand_to_daemon, holding, report
 from xyleme.cli.params import liverank_options
 from xyleme.cli.repository import DATABASE
 from xyleme.commands import stored_seeds
-from xyleme.crawler import CrawlerSettings, Scope
-from xyleme.crawler.probe import METHODS, CrawlerProbe
-from xyleme.jobs.recheck import RecheckProgress, RecheckReport, recheck
-from xyleme.jobs.recheck_request import (
+from xyleme.crawler import METHODS, CrawlerProbe, CrawlerSettings, Scope
+from xyleme.jobs import (
     NothingToRecheck,
+    RecheckProgress,
+    RecheckReport,
     RecheckRequest,
     prepare,
     progress_line,
+    recheck,
     summary,
     summary_text,
 )

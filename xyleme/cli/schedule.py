@@ -10,14 +10,13 @@ import click
 import numpy as np
 
 from metadata import Metadata
-from refresh.report import ScheduleReport
-from refresh.settings import RefreshSettings
+from refresh import RefreshSettings, ScheduleReport
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
 from xyleme.cli.listing import NONE, Column, emit, listing_options, shown_limit, when
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
-from xyleme.jobs.schedule import read_schedule
+from xyleme.jobs import read_schedule
 
 PAGE_FIELDS = (
     "url_id",

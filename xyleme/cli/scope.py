@@ -19,10 +19,7 @@ from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit
 from xyleme.cli.ops import DATABASE, config_option, effective_config, open_metadata
 from xyleme.config import Config
-from xyleme.crawler.addresses import literal_refusal
-from xyleme.crawler.scope import Scope
-from xyleme.crawler.scoperules import Kind, Rule
-from xyleme.crawler.traps import TrapGuard
+from xyleme.crawler import Kind, Rule, Scope, TrapGuard, literal_refusal
 from xyleme.scope_config import repository_scope
 
 ORDER = (

@@ -14,12 +14,19 @@ import numpy as np
 
 from xyleme.cli import cli
 from xyleme.cli.errors import InputError, settings_errors
-from xyleme.simweb.child import serve_until_stopped
-from xyleme.simweb.server import SimWebServer
-from xyleme.simweb.settings import DAY, FaultSettings, SimWebSettings
-from xyleme.simweb.timebase import ClockSpec, shared_clock
-from xyleme.simweb.truth import GroundTruth
-from xyleme.simweb.web import Fault, Kind, SimWeb
+from xyleme.simweb import (
+    DAY,
+    ClockSpec,
+    Fault,
+    FaultSettings,
+    GroundTruth,
+    Kind,
+    SimWeb,
+    SimWebServer,
+    SimWebSettings,
+    serve_until_stopped,
+    shared_clock,
+)
 
 
 def _web_options(command):

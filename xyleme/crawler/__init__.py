@@ -15,21 +15,39 @@ a response means), :mod:`~xyleme.crawler.writer` (batched writes, then the event
 :mod:`~xyleme.crawler.engine` that runs them. See docs/crawler.md.
 """
 
+from xyleme.crawler.addresses import literal_refusal
 from xyleme.crawler.engine import Crawler
-from xyleme.crawler.fetcher import FetchError
-from xyleme.crawler.frontier import Level, Request
+from xyleme.crawler.fetcher import SPOOLED_BODIES, FetchError
+from xyleme.crawler.frontier import Level, Request, host_key
+from xyleme.crawler.liveness import Liveness, Verdict
+from xyleme.crawler.probe import METHODS, CrawlerProbe
 from xyleme.crawler.scope import Scope
+from xyleme.crawler.scoperules import Kind, Rule, ScopeError, parse_rule
 from xyleme.crawler.seen import SeenURLs
-from xyleme.crawler.settings import CrawlerSettings
+from xyleme.crawler.settings import CrawlerSettings, ScopeRules
+from xyleme.crawler.traps import TrapGuard
 from xyleme.crawler.writer import CrawlEvent
 
 __all__ = [
+    "METHODS",
+    "SPOOLED_BODIES",
     "CrawlEvent",
     "Crawler",
+    "CrawlerProbe",
     "CrawlerSettings",
     "FetchError",
+    "Kind",
     "Level",
+    "Liveness",
     "Request",
+    "Rule",
     "Scope",
+    "ScopeError",
+    "ScopeRules",
     "SeenURLs",
+    "TrapGuard",
+    "Verdict",
+    "host_key",
+    "literal_refusal",
+    "parse_rule",
 ]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from conventions.hosts import host_key
+from conventions import host_key
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
 from xyleme.crawler.frontier import Level, Request

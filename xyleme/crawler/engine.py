@@ -29,8 +29,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from metadata import Metadata
-from metadata.clock import Clock, SystemClock
+from metadata import Clock, Metadata, SystemClock
 from xyleme import signals
 from xyleme.crawler.admission import LinkAdmission
 from xyleme.crawler.classify import Outcome, ResponseClassification

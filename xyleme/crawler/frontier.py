@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
 
-from conventions.hosts import host_key
+from conventions import host_key
 from xyleme.crawler.politeness import HostSlot, Timers
 
 
@@ -232,16 +232,6 @@ class Frontier:
         for key in idle:
             del self._slots[key]
         return len(idle)
-
-    def drain(self) -> list[Request]:
-        """Remove and return every waiting request (the crawler is stopping)."""
-        requests = [r for r in self._queued.values() if not r.cancelled]
-        for slot in self._slots.values():
-            slot.pending.clear()
-        self._queued.clear()
-        self._ready.clear()
-        self._sizes = [0] * len(Level)
-        return requests
 
     # ------------------------------------------------------------------ waking workers
 

@@ -20,8 +20,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from loader import DocumentSink, LoadResult
-from loader.interfaces import Body, FetchedBody
+from loader import Body, DocumentSink, FetchedBody, LoadResult
 from xyleme.crawler.fetcher import discard_spooled
 
 log = logging.getLogger(__name__)

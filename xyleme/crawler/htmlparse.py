@@ -33,7 +33,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from loader.parselock import PARSE_LOCK
+from loader import PARSE_LOCK
 from metadata import InvalidURL, canonicalize_url
 from xyleme.crawler.content import is_xml_type, parse_mime_type
 from xyleme.crawler.denylist import XML_SUFFIXES, url_suffix

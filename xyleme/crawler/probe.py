@@ -33,9 +33,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from conventions.hosts import host_key
-from metadata import FetchResult, InvalidURL, Metadata, PageRecord, PageType, canonicalize_url
-from metadata.clock import Clock, SystemClock
+from conventions import host_key
+from metadata import (
+    Clock,
+    FetchResult,
+    InvalidURL,
+    Metadata,
+    PageRecord,
+    PageType,
+    SystemClock,
+    canonicalize_url,
+)
 from xyleme.crawler.classify import parse_http_date
 from xyleme.crawler.content import classify
 from xyleme.crawler.fetcher import Fetcher, FetchError

@@ -10,7 +10,7 @@ import itertools
 import logging
 from dataclasses import dataclass
 
-from loader.interfaces import FetchedBody
+from loader import FetchedBody
 from metadata import FetchResult, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome

@@ -9,13 +9,18 @@ from xyleme.dashboard.app import create_app
 from xyleme.dashboard.live import AdminActions, LiveFigures
 from xyleme.dashboard.serving import DaemonFigures, run_with_dashboard, serving
 from xyleme.dashboard.settings import DashboardSettings
+from xyleme.dashboard.svg import bar_chart, line_chart, rank_plot, rank_sample
 
 __all__ = [
     "AdminActions",
     "DaemonFigures",
     "DashboardSettings",
     "LiveFigures",
+    "bar_chart",
     "create_app",
+    "line_chart",
+    "rank_plot",
+    "rank_sample",
     "run_with_dashboard",
     "serving",
 ]

@@ -24,14 +24,12 @@ from typing import Any
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageRecord, PageType, UnknownPage
-from refresh.report import ScheduleReport
-from refresh.settings import RefreshSettings
+from refresh import RefreshSettings, ScheduleReport
 from xyleme.dashboard.paging import Key, encode_cursor, next_cursor
 from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.svg import log_bins, rank_sample
 from xyleme.dashboard.warehouse import stored_versions
-from xyleme.jobs.ranking import provenance
-from xyleme.jobs.schedule import read_schedule
+from xyleme.jobs import provenance, read_schedule
 from xyleme.lock import holder_pid
 from xyleme.status import read_status, repository_now
 

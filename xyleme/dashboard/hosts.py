@@ -12,7 +12,7 @@ import asyncio
 
 from aiohttp import web
 
-from metadata.reports import host_report
+from metadata import host_report
 from xyleme.dashboard.keys import FIGURES, SETTINGS
 from xyleme.dashboard.paging import after, cursor_param, next_cursor, paged
 from xyleme.dashboard.params import int_param, text_param

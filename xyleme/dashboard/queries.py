@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loader import LoaderError
-from loader.query import compile_query
+from loader import LoaderError, compile_query
 from metadata import MetadataError
 from xyleme.children import child_environment, python_command
 

@@ -9,7 +9,7 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from conventions import SETTINGS
-from refresh.settings import RefreshSettings
+from refresh import RefreshSettings
 from xyleme.config import CONFIG_FILE, load_config
 
 

@@ -29,7 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from refresh.settings import RefreshSettings
+from refresh import RefreshSettings
 from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.settings import DashboardSettings
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loader import Warehouse
-from loader.errors import DocumentNotFound
+from loader import DocumentNotFound, Warehouse
 
 DOCUMENTS = "documents"
 

@@ -18,10 +18,19 @@ from xyleme.jobs.liverank_snapshot import RepositorySnapshot, load_snapshot
 from xyleme.jobs.opic import FetchListener, restore_opic
 from xyleme.jobs.ranking import RankingPass, RepositoryRanking, provenance, rank_repository
 from xyleme.jobs.recheck import LivenessProbe, RecheckProgress, RecheckReport, recheck
-from xyleme.jobs.recheck_request import NothingToRecheck, RecheckRequest
+from xyleme.jobs.recheck_request import (
+    NothingToRecheck,
+    RecheckRequest,
+    prepare,
+    progress_line,
+    summary,
+    summary_text,
+)
 from xyleme.jobs.recheck_task import RecheckTask
 from xyleme.jobs.refresh_pass import RefreshPass
+from xyleme.jobs.requeue import queue_not_loaded, queue_unread
 from xyleme.jobs.schedule import Schedule, read_schedule
+from xyleme.jobs.sitemaps import SitemapQueue
 
 __all__ = [
     "Checkpoint",
@@ -37,10 +46,17 @@ __all__ = [
     "RepositoryRanking",
     "RepositorySnapshot",
     "Schedule",
+    "SitemapQueue",
     "load_snapshot",
+    "prepare",
+    "progress_line",
     "provenance",
+    "queue_not_loaded",
+    "queue_unread",
     "rank_repository",
     "read_schedule",
     "recheck",
     "restore_opic",
+    "summary",
+    "summary_text",
 ]

@@ -11,9 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from metadata import Metadata
-from metadata.clock import Clock
-from metadata.reports import write_host_stats
+from metadata import Clock, Metadata, write_host_stats
 from ranking.opic import OPIC
 from xyleme.crawler import Crawler
 from xyleme.status import save_clock, save_live_status

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conventions.hosts import host_keys
+from conventions import host_keys
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, UNKNOWN_ANSWER, LinkGraph
 

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from metadata.clock import Clock
+from metadata import PAGE_TYPE_CODE, Clock, Metadata, PageType
 from ranking import RankingCancelled, RankingError, RankingSettings, RankResult
 
 if TYPE_CHECKING:

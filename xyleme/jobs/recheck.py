@@ -25,7 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from ranking.liverank import LiveRankSession
-from xyleme.crawler.liveness import Liveness, Verdict
+from xyleme.crawler import Liveness, Verdict
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from metadata import Metadata
 from ranking.liverank import LiveRankSession, LiveRankSettings, make_liverank
-from xyleme.crawler.liveness import Verdict
+from xyleme.crawler import Verdict
 from xyleme.jobs.liverank_snapshot import load_snapshot
 from xyleme.jobs.recheck import RecheckProgress, RecheckReport
 

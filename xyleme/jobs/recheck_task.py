@@ -18,8 +18,7 @@ import numpy as np
 from metadata import Metadata
 from ranking.liverank import LiveRankSession
 from xyleme.commands import Answer
-from xyleme.crawler import Crawler
-from xyleme.crawler.probe import CrawlerProbe
+from xyleme.crawler import Crawler, CrawlerProbe
 from xyleme.jobs.recheck import RecheckProgress, recheck
 from xyleme.jobs.recheck_request import (
     NothingToRecheck,

@@ -18,12 +18,16 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from metadata import Metadata, PageType
-from metadata.clock import Clock
+from metadata import Clock, Metadata, PageType
 from ranking.opic import OPIC
-from refresh.report import ScheduleReport, time_averaged_obsolescence
-from refresh.scheduler import REFRESH_LEVEL, CrawlQueue, RefreshTimetable
-from refresh.settings import RefreshSettings
+from refresh import (
+    REFRESH_LEVEL,
+    CrawlQueue,
+    RefreshSettings,
+    RefreshTimetable,
+    ScheduleReport,
+    time_averaged_obsolescence,
+)
 from xyleme import signals
 from xyleme.jobs.schedule import read_schedule
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metadata import PAGE_TYPE_NAMES, Metadata
-from refresh.report import ScheduleReport, host_keys, schedule_report
-from refresh.settings import RefreshSettings
+from refresh import RefreshSettings, ScheduleReport, host_keys, schedule_report
 from xyleme.status import repository_now
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 
 from xyleme import signals
-from xyleme.crawler import Crawler, CrawlEvent, Level
-from xyleme.crawler.frontier import host_key
+from xyleme.crawler import Crawler, CrawlEvent, Level, host_key
 
 
 class SitemapQueue:

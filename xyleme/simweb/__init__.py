@@ -9,17 +9,36 @@ tells tests and benchmarks the truth about it (:class:`GroundTruth`). See ``docs
 Only the CLI, the demo, the tests and the benchmarks import it; the daemon never does.
 """
 
+from xyleme.simweb.aging import AgedWeb, AgingModel, age_graph, aging_lifecycle, simweb_graph
 from xyleme.simweb.lifecycle import LifecycleModel, Lifecycles, independent_lifecycles
 from xyleme.simweb.process import SimWebProcess, SimWebProcessError
+from xyleme.simweb.render import Renderer
 from xyleme.simweb.resolver import SimWebResolver
-from xyleme.simweb.server import SimWebServer
-from xyleme.simweb.settings import FaultSettings, SettingsError, SimWebSettings
+from xyleme.simweb.server import SimWebServer, UntypedResponse, serve_until_stopped
+from xyleme.simweb.settings import DAY, FaultSettings, SettingsError, SimWebSettings
+from xyleme.simweb.structure import (
+    DOMAIN,
+    DTD_PATH,
+    ENTITY_PATH,
+    SCHEMA_PATH,
+    Fault,
+    Kind,
+    LastModified,
+    PageState,
+    Robots,
+)
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 from xyleme.simweb.truth import GroundTruth, UnknownURL
-from xyleme.simweb.web import DOMAIN, Fault, Kind, LastModified, PageState, Robots, SimWeb
+from xyleme.simweb.web import SimWeb
 
 __all__ = [
+    "DAY",
     "DOMAIN",
+    "DTD_PATH",
+    "ENTITY_PATH",
+    "SCHEMA_PATH",
+    "AgedWeb",
+    "AgingModel",
     "ClockSpec",
     "Fault",
     "FaultSettings",
@@ -29,6 +48,7 @@ __all__ = [
     "LifecycleModel",
     "Lifecycles",
     "PageState",
+    "Renderer",
     "Robots",
     "SettingsError",
     "SimWeb",
@@ -38,6 +58,11 @@ __all__ = [
     "SimWebServer",
     "SimWebSettings",
     "UnknownURL",
+    "UntypedResponse",
+    "age_graph",
+    "aging_lifecycle",
     "independent_lifecycles",
+    "serve_until_stopped",
     "shared_clock",
+    "simweb_graph",
 ]

@@ -41,7 +41,7 @@ from scipy.stats import rankdata
 from ranking.liverank import LinkGraph, personalised_pagerank
 from xyleme.simweb.lifecycle import SOFT_404, LifecycleModel, Lifecycles
 from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import WebStructure
+from xyleme.simweb.structure import WebStructure
 
 
 class Fate(enum.IntEnum):

@@ -13,13 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from xyleme.simweb.server import SimWebServer
+from xyleme.simweb.server import SimWebServer, serve_until_stopped
 from xyleme.simweb.settings import DAY, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
 
@@ -33,22 +31,6 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--frozen", action="store_true")
     parser.add_argument("--precompute", action="store_true")
     return parser.parse_args(argv)
-
-
-async def serve_until_stopped(
-    server: SimWebServer, precompute: bool, started: Callable[[], None]
-) -> None:
-    """Serve until SIGINT or SIGTERM; ``started`` is called once the server listens (this
-    child and ``xyleme simweb serve`` both)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    if precompute:
-        server.precompute()
-    async with server:
-        started()
-        await stop.wait()
 
 
 def _announce(server: SimWebServer, spec: ClockSpec) -> None:

@@ -21,7 +21,7 @@ from xyleme.simweb.settings import DAY
 from xyleme.simweb.streams import numpy_stream
 
 if TYPE_CHECKING:
-    from xyleme.simweb.web import WebStructure
+    from xyleme.simweb.structure import WebStructure
 
 SOFT_404 = 200
 """A dead page's status when it answers "page not found" with 200 OK (a soft 404)."""

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from metadata.clock import Clock
+from metadata import Clock
 from xyleme.children import child_environment, python_command
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings

@@ -24,7 +24,7 @@ import zlib
 from email.utils import formatdate
 
 from xyleme.simweb.streams import fast_stream, numpy_stream
-from xyleme.simweb.web import (
+from xyleme.simweb.structure import (
     CALENDAR_PREFIX,
     DTD_PATH,
     ENTITY_PATH,
@@ -33,8 +33,8 @@ from xyleme.simweb.web import (
     STYLESHEET_PATH,
     Kind,
     Robots,
-    SimWeb,
 )
+from xyleme.simweb.web import SimWeb
 
 POOL_PARAGRAPHS = 512
 
@@ -217,7 +217,7 @@ class Renderer:
 
     # -- per-host resources --------------------------------------------------------------
     def robots(self, host: int) -> bytes:
-        """robots.txt of a host whose robots answer (see :class:`~xyleme.simweb.web.Robots`)."""
+        """robots.txt of a host whose robots answer (see :class:`~xyleme.simweb.Robots`)."""
         st = self.web.structure
         if st.robots[host] != Robots.NORMAL:
             raise ValueError(f"host {host} serves no robots.txt body")

@@ -24,19 +24,21 @@ import asyncio
 import calendar
 import gzip
 import re
+import signal
 from bisect import bisect_right
+from collections.abc import Callable
 from email.utils import mktime_tz, parsedate_tz
 from types import TracebackType
 
 import aiohttp
 from aiohttp import hdrs, web
 
-from metadata.clock import Clock
+from metadata import Clock
 from xyleme.simweb.lifecycle import SOFT_404
 from xyleme.simweb.render import Renderer, http_date
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
-from xyleme.simweb.web import (
+from xyleme.simweb.structure import (
     CALENDAR_PREFIX,
     DTD_PATH,
     ENTITY_PATH,
@@ -47,8 +49,8 @@ from xyleme.simweb.web import (
     Kind,
     LastModified,
     Robots,
-    SimWeb,
 )
+from xyleme.simweb.web import SimWeb
 
 LOOPBACK = "127.0.0.1"
 """The only address the server ever binds."""
@@ -461,3 +463,19 @@ class SimWebServer:
             target = "/loop/b" if prefix == "/loop/a" else "/loop/a"
             return _response(302, headers={hdrs.LOCATION: target + path})
         return _response(404, b"Not Found\n")
+
+
+async def serve_until_stopped(
+    server: SimWebServer, precompute: bool, started: Callable[[], None]
+) -> None:
+    """Serve until SIGINT or SIGTERM; ``started`` is called once the server listens (this
+    child and ``xyleme simweb serve`` both)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    if precompute:
+        server.precompute()
+    async with server:
+        started()
+        await stop.wait()

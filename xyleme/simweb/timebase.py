@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from metadata.clock import AcceleratedClock, Clock, ManualClock
+from metadata import AcceleratedClock, Clock, ManualClock
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from xyleme.simweb.settings import DAY
-from xyleme.simweb.web import Fault, Kind, LastModified, PageState, Robots, SimWeb
+from xyleme.simweb.structure import Fault, Kind, LastModified, PageState, Robots
+from xyleme.simweb.web import SimWeb
 
 
 class UnknownURL(KeyError):
@@ -112,7 +113,7 @@ class GroundTruth:
         return self.web.structure.rate.copy()
 
     def kinds(self) -> np.ndarray:
-        """Every page's :class:`~xyleme.simweb.web.Kind` code (int8, by page id)."""
+        """Every page's :class:`~xyleme.simweb.structure.Kind` code (int8, by page id)."""
         return self.web.structure.kind.copy()
 
     def change_times(self, page: int, at: float) -> list[float]:

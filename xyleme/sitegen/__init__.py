@@ -11,8 +11,11 @@ Only the tests and the benchmarks import it; the daemon never does.
 """
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
+from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
-from xyleme.sitegen.server import Access, RealSiteServer
+from xyleme.sitegen.process import RealSiteProcess
+from xyleme.sitegen.rankings import importance, interest
+from xyleme.sitegen.server import Access, RealSiteServer, ServedSite
 from xyleme.sitegen.truth import Truth, ground_truth, resolve
 
 __all__ = [
@@ -21,13 +24,19 @@ __all__ = [
     "Access",
     "Document",
     "Link",
+    "RealSiteProcess",
     "RealSiteServer",
     "Response",
+    "ServedSite",
     "Site",
     "SiteSpec",
     "Truth",
     "build_site",
     "canonical",
+    "crawl_with_daemon",
     "ground_truth",
+    "importance",
+    "interest",
     "resolve",
+    "top_overlap",
 ]

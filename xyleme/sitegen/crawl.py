@@ -15,13 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from metadata.clock import ManualClock
-from xyleme.cli.repository import create_repository
+from metadata import PAGE_TYPE_CODE, ManualClock, Metadata, PageType
+from xyleme.cli import create_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
-from xyleme.jobs.requeue import queue_unread
+from xyleme.jobs import queue_unread
 from xyleme.sitegen.server import ServedSite
 
 EPOCH = 1_700_000_000.0

@@ -20,8 +20,7 @@ from typing import Self
 
 from aiohttp import hdrs, web
 
-from xyleme.simweb.resolver import SimWebResolver
-from xyleme.simweb.server import UntypedResponse
+from xyleme.simweb import SimWebResolver, UntypedResponse
 from xyleme.sitegen.build import IDNA_PUNYCODE, SiteSpec, build_site
 from xyleme.sitegen.model import Response, Site, canonical, is_xml_type
 
