@@ -12,12 +12,9 @@ import hashlib
 
 from loader import Loader, LoadOutcome
 from loader import loading as loader_loading
-from tests import crawler_fixtures
 from tests.crawler_fixtures import make_crawler
 from tests.crawler_site import Page
 from xyleme.crawler import Scope
-
-site, md = crawler_fixtures.site, crawler_fixtures.md
 
 DTD = b"<!ELEMENT doc (item*)><!ELEMENT item (#PCDATA)><!ATTLIST item href CDATA #IMPLIED>"
 
