@@ -188,9 +188,7 @@ async def soak(
         started = time.monotonic()
         helpers = [
             asyncio.create_task(heartbeat(daemon, worst)),
-            asyncio.create_task(
-                sample(daemon, samples, started, _sample_period(seconds))
-            ),
+            asyncio.create_task(sample(daemon, samples, started, _sample_period(seconds))),
         ]
         try:
             await daemon.run()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_daemon import Sample, rss_growth, soak, unmeasured  # noqa: E402
+from bench_daemon import Sample, rss_growth, soak, unmeasured
 
 NULL_WITHOUT_SAMPLES = (
     "fetched",
