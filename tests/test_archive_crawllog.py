@@ -96,6 +96,26 @@ def test_the_log_rotates_by_size_and_keeps_its_backups(tmp_path):
     assert "line 099" in (tmp_path / "crawl.log").read_text()
 
 
+async def crawl_log_of(md, folder, seed):
+    """The crawl log's lines of a crawl from ``seed`` with an archive in ``folder``."""
+    archive = Archive(folder, ArchiveSettings(), md.clock)
+    archive.open()
+    try:
+        crawler = Crawler(
+            md,
+            CrawlerSettings(**FAST),
+            Scope(["domain:test:*"]),
+            clock=md.clock,
+            resolver=SiteResolver(),
+            exchanges=archive,
+        )
+        crawler.submit(seed)
+        await crawler.run()
+    finally:
+        await archive.close()
+    return read_log(folder)
+
+
 async def test_robots_txt_and_a_retried_503_each_have_their_line(site, md, tmp_path):
     """Every fetch gets its line: the robots.txt GET (discovery path ``P``, Heritrix's
     prerequisite, referrer the page that needed it) and a 503 tried again later."""
@@ -108,23 +128,7 @@ async def test_robots_txt_and_a_retried_503_each_have_their_line(site, md, tmp_p
         lambda request: next(answers, Page(b"<ok/>", content_type="text/xml")),
     )
     home = site.html("r.test", "/", [flaky])
-    folder = tmp_path / "archive"
-    archive = Archive(folder, ArchiveSettings(), md.clock)
-    archive.open()
-    try:
-        crawler = Crawler(
-            md,
-            CrawlerSettings(**FAST),
-            Scope(["domain:test:*"]),
-            clock=md.clock,
-            resolver=SiteResolver(),
-            exchanges=archive,
-        )
-        crawler.submit(home)
-        await crawler.run()
-    finally:
-        await archive.close()
-    rows = read_log(folder)
+    rows = await crawl_log_of(md, tmp_path / "archive", home)
     assert [(row["url"], row["status"]) for row in rows] == [
         (robots_url, 200),  # first: the home page waited for it
         (home, 200),
@@ -144,23 +148,7 @@ async def test_robots_txt_and_a_retried_503_each_have_their_line(site, md, tmp_p
 async def test_a_robots_txt_that_cannot_be_fetched_is_logged_with_its_failure(site, md, tmp_path):
     """A robots.txt on a host that refuses connections: its own -2 line, then the page's,
     refused for that reason (the failure's code, robots.txt's reason)."""
-    folder = tmp_path / "archive"
-    archive = Archive(folder, ArchiveSettings(), md.clock)
-    archive.open()
-    try:
-        crawler = Crawler(
-            md,
-            CrawlerSettings(**FAST),
-            Scope(["domain:test:*"]),
-            clock=md.clock,
-            resolver=SiteResolver(),
-            exchanges=archive,
-        )
-        crawler.submit("http://closed.test:1/page")
-        await crawler.run()
-    finally:
-        await archive.close()
-    robots, page = read_log(folder)
+    robots, page = await crawl_log_of(md, tmp_path / "archive", "http://closed.test:1/page")
     assert (robots["url"], robots["status"], robots["hops"]) == (
         "http://closed.test:1/robots.txt",
         -2,
