@@ -141,10 +141,6 @@ def _sample_period(seconds: float) -> float:
     return max(0.05, min(1.0, seconds / SAMPLES_PER_RUN))
 
 
-def _rounded(value: float | None, digits: int = 1) -> float | None:
-    return None if value is None else round(value, digits)
-
-
 async def soak(
     seconds: float,
     pages: int,
@@ -208,16 +204,16 @@ async def soak(
         "pages_per_s": None if total is None else round(total / elapsed, 1),
         "rss_mb_start": round(samples[0].rss / 2**20, 1) if samples else None,
         "rss_mb_end": round(samples[-1].rss / 2**20, 1) if samples else None,
-        "rss_growth_pct": _rounded(growth, 2),
+        "rss_growth_pct": None if growth is None else round(growth, 2),
         "known_urls": samples[-1].known if samples else None,
-        "known_stable_at_s": _rounded(stable_at, 0),
+        "known_stable_at_s": None if stable_at is None else round(stable_at),
         "notes": unmeasured(samples, growth, seconds),
         "max_loop_block_ms": round(worst["block"] * 1000, 1),
         "max_loop_lateness_ms": round(worst["lateness"] * 1000, 1),
         "archive_mb": round(_size(repository / config.archive.folder) / 2**20, 1),
         "timeline": [
             (
-                round(now.at),
+                round(now.at, 1),
                 now.fetched,
                 round((now.fetched - then.fetched) / (now.at - then.at)),
                 now.known,
