@@ -16,6 +16,7 @@ from metadata.manager import Metadata
 from metadata.settings import MetadataSettings
 from metadata.types import (
     PAGE_TYPE_CODE,
+    PAGE_TYPE_NAMES,
     SCORE_COLUMNS,
     FetchResult,
     LoadStatus,
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_CHILDREN",
     "MAX_URL_LENGTH",
     "PAGE_TYPE_CODE",
+    "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
     "FetchResult",
     "InvalidURL",

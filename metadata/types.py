@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 class PageType(enum.StrEnum):
     """The type of a page as the paper's Refresh-Data lists it, plus UNKNOWN and RESOURCE.
@@ -37,6 +39,13 @@ PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in en
 
 >>> PAGE_TYPE_CODE[PageType.XML]
 1
+"""
+
+PAGE_TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
+"""Each code's name, for the modules that read types by name (``PAGE_TYPE_NAMES[codes]``).
+
+>>> PAGE_TYPE_NAMES[[1, 0]].tolist()
+['XML', 'HTML']
 """
 
 SCORE_COLUMNS = (

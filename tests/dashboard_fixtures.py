@@ -18,10 +18,10 @@ from loader import Loader
 from metadata import Metadata
 from metadata.clock import ManualClock
 from ranking.opic import OPIC
-from ranking.opic_events import FetchListener
-from ranking.repository import rank_repository
 from xyleme import signals
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.jobs.opic import FetchListener
+from xyleme.jobs.ranking import rank_repository
 from xyleme.simweb import FaultSettings, SimWebServer, SimWebSettings
 
 DAY = 86_400.0

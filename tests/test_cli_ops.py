@@ -12,8 +12,8 @@ from metadata import FetchResult, Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme import commands
 from xyleme.cli import cli
+from xyleme.jobs.recheck_request import RecheckRequest
 from xyleme.lock import DaemonLock
-from xyleme.recheck import RecheckRequest
 from xyleme.status import save_clock, save_live_status
 
 

@@ -72,7 +72,7 @@ async def crawled(tmp_path, site):
     try:
         daemon.crawler.submit(site.url("a.test", "/"))
         await daemon.crawler.run()
-        daemon.checkpoint()
+        daemon.checkpoints.write()
     finally:
         daemon.close()
     return repo, site

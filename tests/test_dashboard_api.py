@@ -285,7 +285,7 @@ async def test_a_schedule_the_refresh_module_refuses_is_a_message(
     def refuse(*args, **kwargs):
         raise ValueError("a history the estimators refuse")
 
-    monkeypatch.setattr("xyleme.dashboard.figures.schedule_report", refuse)
+    monkeypatch.setattr("xyleme.jobs.schedule.schedule_report", refuse)
     with Metadata.create(tmp_path / "metadata.db") as md:
         (page,) = md.ids_for(["http://a.test/"])
         md.record_fetch(FetchResult(page, 1_000.0, PageType.HTML, 200, md5="a" * 32))

@@ -90,7 +90,7 @@ async def test_daemon_refresh_pass_during_a_crawl(repo, writer_between_reads):
     daemon = Daemon(repo, Config(), clock=ManualClock(4 * DAY))
     daemon.open()
     try:
-        await daemon.refresh_scan()
-        assert daemon.policy["pages"] >= 5 and writer_between_reads
+        await daemon.refresh.run()
+        assert daemon.refresh.policy["pages"] >= 5 and writer_between_reads
     finally:
         daemon.close()

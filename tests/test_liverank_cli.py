@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import FetchResult, Metadata, PageType
-from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli
+from xyleme.jobs.liverank_snapshot import load_snapshot
 
 URLS = [f"http://{page}/" for page in ("a.test/1", "a.test/2", "a.test/3", "b.test/1", "b.test/2")]
 LINKS = {0: [1, 2, 5], 1: [2], 2: [3], 3: [4]}  # 5 is only discovered, never read

@@ -23,11 +23,11 @@ from ranking.liverank import (
     make_liverank,
     replay,
 )
-from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors
 from xyleme.cli.params import MOMENT, liverank_options
 from xyleme.cli.repository import DATABASE
+from xyleme.jobs.liverank_snapshot import load_snapshot
 
 _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
 

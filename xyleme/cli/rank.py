@@ -25,12 +25,12 @@ from rich.table import Table
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, MetadataError, PageType
 from ranking import RankingError, RankingSettings
 from ranking.pagerank import parse_size
-from ranking.repository import provenance, rank_repository
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
 from xyleme.cli.listing import when
 from xyleme.cli.ops import hand_to_daemon, report
 from xyleme.cli.params import PAGE
+from xyleme.jobs.ranking import provenance, rank_repository
 from xyleme.lock import DaemonLock, RepositoryLocked
 
 DATABASE = "metadata.db"

@@ -14,14 +14,14 @@ from rich.console import Console
 from rich.table import Table
 
 from metadata import Metadata
-from refresh.report import ScheduleReport, host_keys, schedule_report
+from refresh.report import ScheduleReport
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
 from xyleme.cli.listing import when
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
-from xyleme.status import repository_now
+from xyleme.jobs.schedule import read_schedule
 
 PAGE_FIELDS = (
     "url_id",
@@ -153,20 +153,12 @@ def schedule(
     settings = load_settings(repo)
     path = repo / DATABASE
     with repository_errors(path), Metadata.open(path, readonly=True) as md:
-        with md.snapshot():  # a crawl may commit between the two reads
-            view = md.refresh_view()
-            history = md.observation_history()
-        if now is None:
-            now = repository_now(md, view)
-        urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []
         wanted = None
         if url is not None:
             record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
             wanted = record.url_id
-
-    report = schedule_report(
-        view, history, now, settings, units=units, host_keys=host_keys(urls) if urls else None
-    )
+        schedule = read_schedule(md, settings, now=now, units=units)
+    report, urls = schedule.report, schedule.urls
     if wanted is not None:
         rows = np.flatnonzero(report.ids == wanted)
     else:

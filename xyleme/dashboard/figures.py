@@ -24,13 +24,14 @@ from typing import Any
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageRecord, PageType, UnknownPage
-from ranking.repository import provenance
-from refresh.report import ScheduleReport, host_keys, schedule_report
+from refresh.report import ScheduleReport
 from refresh.settings import RefreshSettings
 from xyleme.dashboard.paging import Key, encode_cursor, next_cursor
 from xyleme.dashboard.settings import DashboardSettings
 from xyleme.dashboard.svg import log_bins, rank_sample
 from xyleme.dashboard.warehouse import stored_versions
+from xyleme.jobs.ranking import provenance
+from xyleme.jobs.schedule import read_schedule
 from xyleme.lock import holder_pid
 from xyleme.status import read_status, repository_now
 
@@ -136,23 +137,15 @@ class RepositoryFigures:
         with self._report_lock:
             if self._report is not None and time.monotonic() < self._report[0]:
                 return self._report[1], self._report[2]
-            with self.md.snapshot():  # a daemon may commit between the two reads
-                view = self.md.refresh_view()
-                history = self.md.observation_history()
-            urls = self.md.urls_of(view["id"].tolist())
             try:
-                report = schedule_report(
-                    view,
-                    history,
-                    self.now(view, live_now),
-                    self.refresh,
-                    units=self.settings.due_units,
-                    host_keys=host_keys(urls) if urls else None,
+                schedule = read_schedule(
+                    self.md, self.refresh, now=live_now, units=self.settings.due_units
                 )
             except ValueError as error:  # e.g. observations out of time order
                 raise ScheduleUnavailable(
                     f"the refresh schedule cannot be computed: {error}"
                 ) from None
+            report, urls = schedule.report, schedule.urls
             self._report = (time.monotonic() + self.settings.cache_seconds, report, urls)
             return report, urls
 

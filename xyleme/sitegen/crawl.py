@@ -21,6 +21,7 @@ from xyleme.cli.repository import create_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
+from xyleme.jobs.requeue import queue_unread
 from xyleme.sitegen.server import RealSiteServer
 
 EPOCH = 1_700_000_000.0
@@ -73,10 +74,10 @@ async def crawl_with_daemon(
     outcome = DaemonCrawl()
     try:
         start = time.perf_counter()
-        daemon.queue_unread()
+        queue_unread(daemon.md, daemon.crawler)
         await daemon.crawler.run()
         outcome.crawl_seconds = time.perf_counter() - start
-        outcome.rank_figures = await daemon.recompute_ranking()
+        outcome.rank_figures = await daemon.ranking.run()
         outcome.seconds = time.perf_counter() - start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
     finally:
