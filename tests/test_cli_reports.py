@@ -295,7 +295,7 @@ async def test_hosts_counts_every_fetch_and_the_counts_survive_a_restart(tmp_pat
             else:
                 daemon.crawler.submit(daemon.md.id_for(page), Level.REFRESH)
             await daemon.crawler.run()
-            daemon.checkpoint()
+            daemon.checkpoints.write()
         finally:
             daemon.close()
         d = by_host(repo)[site.url("d.test", "")]

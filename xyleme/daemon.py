@@ -122,7 +122,9 @@ class Daemon:
         folder, scope_now = repository / paths.ranking, lambda: crawler.scope
         self.ranking = ranking = RankingPass(md, folder, config.ranking, clock, scope_now)
         self.rechecks = rechecks = RecheckTask(md, crawler, lambda: workers.running)
-        self.control = DaemonControl(md, config, crawler, workers, ranking, rechecks)
+        self.control = DaemonControl(
+            md, config, crawler, workers, ranking, rechecks, stop=self.stop
+        )
         self.live_status = LiveStatus(config, clock, workers, sink, refresh, ranking, rechecks)
         key = config.opic.checkpoint_key
         self.checkpoints = Checkpoint(md, clock, opic, key, crawler, self.live_status)
