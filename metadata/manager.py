@@ -18,8 +18,9 @@ import sqlite_utils
 
 from metadata import schema
 from metadata.clock import Clock, SystemClock
-from metadata.errors import NotARepository, RepositoryExists, SchemaTooNew
+from metadata.errors import NotARepository, RepositoryExists
 from metadata.fetches import Fetches
+from metadata.glance import check_readable
 from metadata.links import Links
 from metadata.ranks import Ranks
 from metadata.settings import MetadataSettings
@@ -103,15 +104,7 @@ class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks):
             db = sqlite_utils.Database(conn)
             check_application(db, path)
             if readonly:
-                found = schema.schema_version(conn)
-                if found > schema.latest_version():
-                    raise SchemaTooNew(path, found, schema.latest_version())
-                if found < schema.latest_version():
-                    raise NotARepository(
-                        path,
-                        f"schema version {found} needs migrating to "
-                        f"{schema.latest_version()}: open it once read-write",
-                    )
+                check_readable(conn, path)  # a reader cannot migrate
             else:
                 conn.execute("BEGIN IMMEDIATE")
                 try:

@@ -30,8 +30,6 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-import sqlite_utils
-
 from metadata.errors import SchemaTooNew
 
 APPLICATION = "xyleme-metadata"
@@ -114,6 +112,8 @@ def latest_version() -> int:
 
 def create_schema(conn: sqlite3.Connection) -> None:
     """Create the version-1 tables on an empty database (no transaction of its own)."""
+    import sqlite_utils  # only a new database needs it: readers of the schema stay light
+
     db = sqlite_utils.Database(conn)
     db["meta"].create({"key": str, "value": str}, pk="key")
     db["pages"].create(

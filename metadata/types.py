@@ -10,8 +10,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-import numpy as np
-
 
 class PageType(enum.StrEnum):
     """The type of a page as the paper's Refresh-Data lists it, plus UNKNOWN and RESOURCE.
@@ -41,11 +39,13 @@ PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in en
 1
 """
 
-PAGE_TYPE_NAMES = np.array([page_type.value for page_type in PAGE_TYPE_CODE], dtype=object)
-"""Each code's name, for the modules that read types by name (``PAGE_TYPE_NAMES[codes]``).
+PAGE_TYPE_NAMES = tuple(page_type.value for page_type in PAGE_TYPE_CODE)
+"""Each code's name, for the modules that read types by name (a tuple, so that readers of
+the store such as ``xyleme status`` load without numpy; index an array of codes with
+``numpy.asarray(PAGE_TYPE_NAMES, dtype=object)[codes]``).
 
->>> PAGE_TYPE_NAMES[[1, 0]].tolist()
-['XML', 'HTML']
+>>> PAGE_TYPE_NAMES[1], PAGE_TYPE_NAMES[0]
+('XML', 'HTML')
 """
 
 SCORE_COLUMNS = (

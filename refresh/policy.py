@@ -32,7 +32,7 @@ def type_names(page_type: np.ndarray) -> np.ndarray:
     """Page types as ``str`` names (XML, HTML, DTD, UNKNOWN, ERROR, DEAD…).
 
     The store's small integer codes are not understood here (the refresh module knows no
-    store): the caller converts them first (``metadata.types.PAGE_TYPE_NAMES[codes]``).
+    store): the caller converts them first (``metadata.PAGE_TYPE_NAMES``, indexed by code).
 
     >>> type_names(np.array(["XML", "HTML"], dtype=object)).tolist()
     ['XML', 'HTML']

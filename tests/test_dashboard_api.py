@@ -54,24 +54,17 @@ async def test_status_counts_pages_by_type(client, md):
 
 
 def cli_schedule(repo, now: float, units: int, top: int) -> dict:
-    """What ``xyleme schedule --json`` says at the same simulated time."""
-    result = CliRunner().invoke(
-        cli,
-        [
-            "--repo",
-            str(repo),
-            "schedule",
-            "--json",
-            "--now",
-            repr(now),
-            "--units",
-            str(units),
-            "--top",
-            str(top),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    """What ``xyleme schedule`` says at the same simulated time: its ``--summary --json``
+    figures as ``repository``, its first ``top`` pages (``--json``) as ``pages``."""
+
+    def ask(*args: str) -> object:
+        base = ["--repo", str(repo), "schedule", "--now", repr(now), "--units", str(units)]
+        result = CliRunner().invoke(cli, [*base, *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    pages = ask("--json", "--limit", str(top)) if top else []
+    return {"repository": ask("--summary", "--json"), "pages": pages}
 
 
 async def test_status_policy_is_the_refresh_modules(client, repo):

@@ -6,8 +6,10 @@ it can take the repository's lock (:mod:`xyleme.lock`); when a daemon holds it, 
 writes the command into a table kept in the metadata's named state (``command/<id>``), the
 daemon polls the table, runs the command on its live objects and writes the answer
 (``answer/<id>``), which the CLI prints. Both ways run the same :func:`execute` on a
-:class:`CommandTarget`. ``stop`` only ever goes to a daemon: :func:`stop_daemon` asks for
-it and waits until the daemon lets go of the repository.
+:class:`CommandTarget`. ``status`` goes the same way to ask a running daemon for its figures
+of this instant (only a daemon has them; without one the CLI reads the last checkpoint).
+``stop`` only ever goes to a daemon: :func:`stop_daemon` asks for it and waits until the
+daemon lets go of the repository.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from metadata import InvalidURL, Metadata, canonicalize_url
+from metadata.errors import InvalidURL
+from metadata.urls import canonicalize_url
+
+if TYPE_CHECKING:  # the manager's imports are heavy; `xyleme status` reads without it
+    from metadata import Metadata
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"
@@ -70,6 +76,10 @@ class CommandTarget(Protocol):
         """The daemon only: without one, ``xyleme rank compute`` ranks by itself."""
         ...
 
+    def live_status(self) -> dict[str, Any]:
+        """The daemon only: its in-memory figures of this instant, for ``xyleme status``."""
+        ...
+
     def stop(self) -> None:
         """The daemon only: stop taking work, finish (or abandon) what is in flight, write a
         checkpoint and release the repository, as on SIGTERM."""
@@ -88,6 +98,8 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
         return target.recheck(args)
     if name == "rank compute":  # only ever handed to a daemon: `xyleme rank compute` runs it
         return target.compute_ranking()
+    if name == "status":  # only ever handed to a daemon: its live figures, not a checkpoint
+        return Answer("live figures", {"live": target.live_status(), "written": time.time()})
     if name == "stop":  # only ever handed to a daemon: `xyleme stop`
         target.stop()
         return Answer(f"daemon (pid {os.getpid()}) stopping", {"pid": os.getpid()})

@@ -22,6 +22,7 @@ from xyleme.config import Config
 from xyleme.crawler import Crawler, Level, Scope
 from xyleme.jobs.ranking import RankingPass
 from xyleme.jobs.recheck_task import RecheckTask
+from xyleme.live_status import LiveStatus
 from xyleme.scope_config import repository_scope, seed_refusals
 from xyleme.workers import Workers
 
@@ -40,6 +41,7 @@ class DaemonControl:
         workers: Workers,
         ranking: RankingPass,
         rechecks: RecheckTask,
+        live: LiveStatus,
         *,
         stop: Callable[[], None],
     ) -> None:
@@ -51,8 +53,13 @@ class DaemonControl:
         self.workers = workers
         self.ranking = ranking
         self.rechecks = rechecks
+        self.live = live
         self.paused = commands.is_paused(md)
         """Whether fetching is paused (the choice survives a restart)."""
+
+    def live_status(self) -> dict[str, Any]:
+        """The daemon's in-memory figures of this instant (``xyleme status`` while it runs)."""
+        return self.live()
 
     async def poll(self) -> None:
         """Run the commands the CLI queued while we hold the repository, and answer them."""

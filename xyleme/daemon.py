@@ -122,12 +122,13 @@ class Daemon:
         folder, scope_now = repository / paths.ranking, lambda: crawler.scope
         self.ranking = ranking = RankingPass(md, folder, config.ranking, clock, scope_now)
         self.rechecks = rechecks = RecheckTask(md, crawler, lambda: workers.running)
+        live = LiveStatus(config, clock, workers, sink, refresh, ranking, rechecks)
+        self.live_status = live
         self.control = DaemonControl(
-            md, config, crawler, workers, ranking, rechecks, stop=self.stop
+            md, config, crawler, workers, ranking, rechecks, live, stop=self.stop
         )
-        self.live_status = LiveStatus(config, clock, workers, sink, refresh, ranking, rechecks)
         key = config.opic.checkpoint_key
-        self.checkpoints = Checkpoint(md, clock, opic, key, crawler, self.live_status)
+        self.checkpoints = Checkpoint(md, clock, opic, key, crawler, live)
         self.checkpoints.write()
         # numba and the ranking kernels load now (~1.5 s), not inside the first ranking pass
         importlib.import_module("ranking.pagerank.compute")

@@ -27,6 +27,7 @@ from xyleme.dashboard.keys import (
     QUERIES,
     SETTINGS,
     STATUS,
+    STATUS_PROCESS,
     TEMPLATES,
 )
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
@@ -34,6 +35,7 @@ from xyleme.dashboard.params import InputError
 from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.rendering import render, templates
 from xyleme.dashboard.settings import DashboardSettings, refresh_settings
+from xyleme.dashboard.statusprocess import StatusProcess
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +92,11 @@ def create_app(
         settings.query_time_limit_s,
         settings.query_memory_mb,
     )
-    app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh_settings(repo_dir))
+    refresh = refresh_settings(repo_dir)
+    app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh)
     app[STATUS] = Refreshed(settings.cache_seconds)
+    if live is not None:  # a daemon shares this process: its figures take none of its GIL
+        app[STATUS_PROCESS] = StatusProcess(app[FIGURES], settings, refresh)
     app[TEMPLATES] = templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token
@@ -130,6 +135,8 @@ def create_app(
 
 async def _close_figures(app: web.Application) -> None:
     app[FIGURES].close()
+    if STATUS_PROCESS in app:
+        app[STATUS_PROCESS].close()
 
 
 async def _sample_live_figures(app: web.Application) -> AsyncIterator[None]:

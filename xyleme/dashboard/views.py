@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS, STATUS_PROCESS
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
@@ -37,7 +37,12 @@ async def _status(request: web.Request) -> dict[str, Any]:
     """The repository's figures (at most ``cache_seconds`` old, never computed on the
     request's path but the first) with the daemon's live figures of this instant."""
     figures, live = request.app[FIGURES], live_figures(request)
-    status = await request.app[STATUS].get(lambda: figures.status(live))
+    process = request.app.get(STATUS_PROCESS)
+    status = await request.app[STATUS].get(
+        (lambda: process.status(live))
+        if process is not None
+        else (lambda: asyncio.to_thread(figures.status, live))
+    )
     if live is None:
         return status
     now = live.get("now")

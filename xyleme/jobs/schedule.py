@@ -73,7 +73,7 @@ def read_schedule(
         aligned[held] = opic_cash[ids[held]]
         opic_cash = aligned
     report = schedule_report(
-        {**view, "type": PAGE_TYPE_NAMES[view["type"]]},
+        {**view, "type": np.asarray(PAGE_TYPE_NAMES, dtype=object)[view["type"]]},
         history,
         now,
         settings,

@@ -22,7 +22,7 @@ from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
 from xyleme.jobs.requeue import queue_unread
-from xyleme.sitegen.server import RealSiteServer
+from xyleme.sitegen.server import ServedSite
 
 EPOCH = 1_700_000_000.0
 """The manual clock's start (any fixed date: the site does not change)."""
@@ -52,13 +52,13 @@ class DaemonCrawl:
     rank_figures: dict = field(default_factory=dict)
 
 
-def scope_for(served: RealSiteServer) -> list[str]:
+def scope_for(served: ServedSite) -> list[str]:
     """The ``[crawler] scope`` naming the site's two origins and nothing else."""
     return [f"{origin}/" for origin in served.site.scope_origins]
 
 
 async def crawl_with_daemon(
-    served: RealSiteServer, repository: Path, *, concurrency: int = 8
+    served: ServedSite, repository: Path, *, concurrency: int = 8
 ) -> DaemonCrawl:
     """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
     create_repository(repository)
