@@ -1,6 +1,13 @@
-"""The metadata manager (paper §4): Map-, Refresh-, Link- and Status-Data on SQLite.
+"""The metadata store (paper §4): Map-, Refresh-, Link- and Status-Data, scores, the XML
+versions and the archive's revisit index — every SQL statement of xyleme.
 
->>> from metadata import Metadata, canonicalize_url
+Its contract, one typed Protocol per subject, is :mod:`metadata.api`; :class:`Metadata` is
+the SQLite implementation of :class:`~metadata.api.MetadataAPI`, :class:`VersionStore` of
+:class:`~metadata.api.VersionsAPI`, :class:`RevisitIndex` of
+:class:`~metadata.api.RevisitsAPI`. Errors are the store's own (:class:`MetadataError` and
+its subclasses), never the database driver's.
+
+>>> from metadata import Clock, Metadata, canonicalize_url
 
 The names below are imported when first used (PEP 562), so that a light module of the
 package (:mod:`metadata.glance`, :mod:`metadata.clock`) loads without the manager's numpy,
@@ -13,16 +20,35 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from metadata.api import (
+        CoreAPI,
+        FetchesAPI,
+        LinksAPI,
+        MetadataAPI,
+        PageIdsAPI,
+        RanksAPI,
+        RevisitsAPI,
+        StateAPI,
+        StatusAPI,
+        VersionsAPI,
+    )
+    from metadata.clock import AcceleratedClock, Clock, ManualClock, SystemClock
     from metadata.encoding import MAX_CHILDREN
     from metadata.errors import (
+        DocumentNotFound,
         InvalidURL,
         MetadataError,
         NotARepository,
+        RepositoryCorrupt,
         RepositoryExists,
         SchemaTooNew,
+        StoreError,
+        StoreFull,
         UnknownPage,
+        VersionNotFound,
     )
     from metadata.manager import Metadata
+    from metadata.revisits import RevisitIndex, Stored
     from metadata.settings import MetadataSettings
     from metadata.types import (
         PAGE_TYPE_CODE,
@@ -36,16 +62,46 @@ if TYPE_CHECKING:
         RejectedLink,
     )
     from metadata.urls import MAX_URL_LENGTH, canonicalize_url
+    from metadata.version_records import (
+        Change,
+        Check,
+        NewVersion,
+        StoredDocument,
+        Validity,
+        VersionInfo,
+    )
+    from metadata.versions import VersionStore
 
 _HOME = {
+    "CoreAPI": "api",
+    "FetchesAPI": "api",
+    "LinksAPI": "api",
+    "MetadataAPI": "api",
+    "PageIdsAPI": "api",
+    "RanksAPI": "api",
+    "RevisitsAPI": "api",
+    "StateAPI": "api",
+    "StatusAPI": "api",
+    "VersionsAPI": "api",
+    "AcceleratedClock": "clock",
+    "Clock": "clock",
+    "ManualClock": "clock",
+    "SystemClock": "clock",
     "MAX_CHILDREN": "encoding",
+    "DocumentNotFound": "errors",
     "InvalidURL": "errors",
     "MetadataError": "errors",
     "NotARepository": "errors",
+    "RepositoryCorrupt": "errors",
     "RepositoryExists": "errors",
     "SchemaTooNew": "errors",
+    "StoreError": "errors",
+    "StoreFull": "errors",
     "UnknownPage": "errors",
+    "VersionNotFound": "errors",
     "Metadata": "manager",
+    "RevisitIndex": "revisits",
+    "Stored": "revisits",
     "MetadataSettings": "settings",
     "PAGE_TYPE_CODE": "types",
     "PAGE_TYPE_NAMES": "types",
@@ -58,6 +114,13 @@ _HOME = {
     "RejectedLink": "types",
     "MAX_URL_LENGTH": "urls",
     "canonicalize_url": "urls",
+    "Change": "version_records",
+    "Check": "version_records",
+    "NewVersion": "version_records",
+    "StoredDocument": "version_records",
+    "Validity": "version_records",
+    "VersionInfo": "version_records",
+    "VersionStore": "versions",
 }
 """Each public name and the module of this package that defines it."""
 
@@ -67,20 +130,48 @@ __all__ = [
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "AcceleratedClock",
+    "Change",
+    "Check",
+    "Clock",
+    "CoreAPI",
+    "DocumentNotFound",
     "FetchResult",
+    "FetchesAPI",
     "InvalidURL",
+    "LinksAPI",
     "LoadStatus",
+    "ManualClock",
     "Metadata",
+    "MetadataAPI",
     "MetadataError",
     "MetadataSettings",
+    "NewVersion",
     "NotARepository",
     "Observation",
+    "PageIdsAPI",
     "PageRecord",
     "PageType",
+    "RanksAPI",
     "RejectedLink",
+    "RepositoryCorrupt",
     "RepositoryExists",
+    "RevisitIndex",
+    "RevisitsAPI",
     "SchemaTooNew",
+    "StateAPI",
+    "StatusAPI",
+    "StoreError",
+    "StoreFull",
+    "Stored",
+    "StoredDocument",
+    "SystemClock",
     "UnknownPage",
+    "Validity",
+    "VersionInfo",
+    "VersionNotFound",
+    "VersionStore",
+    "VersionsAPI",
     "canonicalize_url",
 ]
 

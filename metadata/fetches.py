@@ -19,7 +19,7 @@ from metadata.encoding import (
     encode_observation,
     history_arrays,
 )
-from metadata.errors import UnknownPage
+from metadata.errors import UnknownPage, translated
 from metadata.glance import type_counts
 from metadata.page_ids import PageIds
 from metadata.store import as_columns, lookup_pages, require_pages
@@ -239,7 +239,7 @@ class Fetches(PageIds):
 
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return type_counts(self._conn)
 
 

@@ -7,6 +7,7 @@ that hold its own checkpoint.
 from __future__ import annotations
 
 from metadata.clock import CLOCK_STATE, Clock, decode_clock, resume_clock
+from metadata.errors import translated
 from metadata.glance import latest_time, state_value
 from metadata.store import Store
 
@@ -25,7 +26,7 @@ class NamedState(Store):
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return state_value(self._conn, key)
 
     def state_keys(self, prefix: str = "") -> list[str]:
@@ -45,7 +46,7 @@ class NamedState(Store):
         """The latest simulated time the repository recorded (a read or failed fetch, a
         discovery, a refusal), None when empty: a clock resumes from it after a crash, since
         the clock's own checkpoint may be older than what was committed after it."""
-        with self._scan_lock:
+        with self._scan_lock, translated(self.path):
             return latest_time(self._scan_connection())
 
     def repository_clock(

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
-from loader.repository import DocumentRepository, NewVersion
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 from tests import crawler_fixtures
 from tests.archive_fixtures import archived_crawl
 from xyleme.archive.export_documents import MANIFEST, file_name, write_folder, write_jsonl
@@ -64,7 +65,7 @@ def test_export_warc_without_an_archive_says_so(tmp_path):
 def stored(tmp_path):
     """A repository with two documents, one of them in three versions."""
     repo = tmp_path / "repo"
-    documents = DocumentRepository(repo / "documents")
+    documents = VersionStore(repo / "documents")
     for version in range(3):
         body = f"<doc n='{version}'>é</doc>".encode()
         documents.store(
@@ -121,7 +122,7 @@ def test_bad_combinations_are_usage_errors(stored):
 
 
 def test_two_urls_with_one_safe_name_never_overwrite(tmp_path):
-    documents = DocumentRepository(tmp_path / "documents")
+    documents = VersionStore(tmp_path / "documents")
     documents.store(1, "http://a.test/a b.xml", b"<one/>", "1" * 32, 0.0, Validity())
     documents.store(2, "http://a.test/a_b.xml", b"<two/>", "2" * 32, 0.0, Validity())
     write_folder(documents, tmp_path / "out", all_versions=False)
@@ -130,7 +131,7 @@ def test_two_urls_with_one_safe_name_never_overwrite(tmp_path):
 
 
 def test_a_big_repository_exports_in_constant_memory(tmp_path):
-    documents = DocumentRepository(tmp_path / "documents")
+    documents = VersionStore(tmp_path / "documents")
     body = b"<doc>" + b"x" * 50_000 + b"</doc>"
     for url_id in range(1, 401):
         documents.store(
@@ -153,7 +154,7 @@ class Discard(io.TextIOBase):
 
 
 def many_documents(folder, count, pad="p" * 400):
-    documents = DocumentRepository(folder)
+    documents = VersionStore(folder)
     documents.store_many(
         [
             NewVersion(
@@ -167,7 +168,7 @@ def many_documents(folder, count, pad="p" * 400):
             for url_id in range(1, count + 1)
         ]
     )
-    return DocumentRepository(folder)  # a fresh handle: nothing cached by the writes
+    return VersionStore(folder)  # a fresh handle: nothing cached by the writes
 
 
 def test_many_documents_export_in_flat_memory(tmp_path):
@@ -183,7 +184,7 @@ def test_many_documents_export_in_flat_memory(tmp_path):
 
 
 def test_the_keyset_pages_list_every_document_once_with_the_prefix(tmp_path):
-    documents = DocumentRepository(tmp_path / "documents")
+    documents = VersionStore(tmp_path / "documents")
     for url_id in range(1, 11):
         host = "a.test" if url_id % 2 else "b.test"
         documents.store(

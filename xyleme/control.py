@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from metadata import Metadata
+from metadata import Metadata, StoreError
 from ranking import RankingError
 from xyleme import commands
 from xyleme.commands import Answer
@@ -65,7 +64,7 @@ class DaemonControl:
         """Run the commands the CLI queued while we hold the repository, and answer them."""
         try:
             pending = commands.take_pending(self.md)
-        except sqlite3.OperationalError as error:
+        except StoreError as error:
             log.warning("could not read the command table: %s", error)
             return
         for command_id, name, args in pending:

@@ -52,6 +52,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     key stays valid while documents are added."""
     from loader import LoaderError, Warehouse  # imported by main() at the lowest priority
     from loader.query import query_documents
+    from metadata import MetadataError
 
     offset, limit = int(request["offset"]), int(request["limit"])
     after = tuple(request["after"]) if request.get("after") is not None else None
@@ -72,7 +73,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
                 break
             page.append(asdict(match))
             last = list(key)
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:  # the version store's own errors too
         return {"error": str(error)}
     except MemoryError:
         return {"error": f"the query ran out of its memory limit ({request['memory_mb']} MiB)"}

@@ -12,8 +12,9 @@ import contextlib
 import errno
 import logging
 import signal
-import sqlite3
 from collections.abc import Callable, Iterator
+
+from metadata import StoreFull
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,8 @@ class DaemonStopped(RuntimeError):
 
 def disk_full(error: BaseException) -> bool:
     """Whether ``error`` says the disk (or the database's quota) is full."""
-    if isinstance(error, sqlite3.Error):
-        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    if isinstance(error, StoreFull):
+        return True
     return isinstance(error, OSError) and error.errno == errno.ENOSPC
 
 

@@ -40,7 +40,7 @@ def _warehouse(ctx: click.Context) -> Warehouse:
 
     try:
         return Warehouse(repo / "documents", lookup_id=lookup)
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
 
 
@@ -146,7 +146,7 @@ def doc(
             sys.stdout.buffer.write(warehouse.repository.read(url_id, version))
             return
         versions = warehouse.repository.document(url_id).versions
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     rows = [info.as_dict() for info in versions[: shown_limit(limit)]]
     if fmt != "json":  # flat: the validity's two checks as columns
@@ -185,7 +185,7 @@ def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int
             )
             return
         lines = diff_versions(warehouse, url_id, from_version, to_version)
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     click.echo("\n".join(lines) if lines else "no change (canonical forms are equal)")
 
@@ -214,7 +214,7 @@ def changes(ctx: click.Context, since: float, limit: int, fmt: str | None, wide:
     warehouse = _warehouse(ctx)
     try:
         found = list(warehouse.repository.changes(since))
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     rows = [dataclasses.asdict(change) for change in found[: shown_limit(limit)]]
     emit(rows, CHANGE_COLUMNS, fmt, total=len(found), wide=wide, noun="versions")
@@ -275,7 +275,7 @@ def query(
         matches, stopped = error.partial, error
     except QueryError as error:  # the expression or a --ns binding: the user's input
         raise InputError(str(error)) from None
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     rows = [match.as_dict() for match in matches[:cap]]
     more = cap is not None and len(matches) > cap

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import click
 import numpy as np
 
@@ -53,7 +51,7 @@ def opic_command(ctx: click.Context, unread: bool, limit: int, fmt: str | None, 
                 total = int(known.size)
                 ids = known[np.argsort(-estimates[known], kind="stable")[: shown_limit(limit)]]
             urls = md.urls_of(ids.tolist())
-    except (CorruptSnapshot, MetadataError, sqlite3.DatabaseError) as error:
+    except (CorruptSnapshot, MetadataError) as error:  # StoreError is a MetadataError
         raise click.ClickException(f"{path}: {error}") from None
     cash = opic.cash(ids)
     rows = [

@@ -29,6 +29,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from conventions.hosts import host_key
 from metadata import Metadata
 from metadata.clock import Clock, SystemClock
 from xyleme import signals
@@ -38,7 +39,7 @@ from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.exchanges import fetch_of, prerequisite_of, status_code
 from xyleme.crawler.fetcher import Fetcher
 from xyleme.crawler.fetching import FetchStep
-from xyleme.crawler.frontier import Frontier, host_key
+from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.politeness import host_delay
 from xyleme.crawler.robots import RobotsCache, RobotsRules
