@@ -259,16 +259,15 @@ class VersionStore:
             ).fetchall()
         return [md5 for (md5,) in rows]
 
-    def documents(
-        self, url_prefix: str = "", page: int = DOCUMENTS_PAGE
-    ) -> Iterator[StoredDocument]:
+    def documents(self, url_prefix: str = "") -> Iterator[StoredDocument]:
         """Every stored document (whose URL starts with ``url_prefix``), by URL-Id.
 
-        Read in keyset pages of ``page`` documents (``url_id`` above the last one seen), so
-        a listing's memory stays flat however many documents the store holds, and no read
-        holds the connection while the caller works. A document pruned meanwhile is skipped.
+        Read in keyset pages of :data:`DOCUMENTS_PAGE` documents (``url_id`` above the last
+        one seen), so a listing's memory stays flat however many documents the store holds,
+        and no read holds the connection while the caller works. A document pruned meanwhile
+        is skipped.
         """
-        after = -(2**63)
+        after, page = -(2**63), DOCUMENTS_PAGE
         while True:
             with self._database() as conn:
                 rows = conn.execute(

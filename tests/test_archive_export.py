@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
+from metadata import versions
 from metadata.version_records import NewVersion
 from metadata.versions import VersionStore
 from tests import crawler_fixtures
@@ -183,15 +184,17 @@ def test_many_documents_export_in_flat_memory(tmp_path):
     assert peak < 700_000
 
 
-def test_the_keyset_pages_list_every_document_once_with_the_prefix(tmp_path):
+def test_the_keyset_pages_list_every_document_once_with_the_prefix(tmp_path, monkeypatch):
     documents = VersionStore(tmp_path / "documents")
     for url_id in range(1, 11):
         host = "a.test" if url_id % 2 else "b.test"
         documents.store(
             url_id, f"http://{host}/{url_id}.xml", b"<d/>", f"{url_id:032x}", 0.0, Validity()
         )
-    every = [document.url_id for document in documents.documents(page=3)]
+    monkeypatch.setattr(versions, "DOCUMENTS_PAGE", 3)
+    every = [document.url_id for document in documents.documents()]
     assert every == list(range(1, 11))  # pages of 3, 3, 3 and 1
-    odd = [document.url_id for document in documents.documents("http://a.test/", page=2)]
-    assert odd == [1, 3, 5, 7, 9]  # the last page is full: one more query finds nothing
-    assert list(documents.documents("http://c.test/", page=2)) == []
+    monkeypatch.setattr(versions, "DOCUMENTS_PAGE", 1)
+    odd = [document.url_id for document in documents.documents("http://a.test/")]
+    assert odd == [1, 3, 5, 7, 9]  # every page is full: one more query finds nothing
+    assert list(documents.documents("http://c.test/")) == []
