@@ -22,7 +22,8 @@ each on a fresh repository for the same time; ``pages_per_s_archive_off`` and
 Run ``python benchmarks/bench_daemon.py`` (one hour each), ``--quick`` (25 s each) or
 ``--smoke`` (5 s each against 500 pages). The last line is JSON with ``pages_per_s``,
 ``rss_growth_pct``, ``max_loop_block_ms``, ``pages_per_s_archive_on`` and
-``pages_per_s_archive_off``.
+``pages_per_s_archive_off``. A figure a run could not measure (a short run on a loaded
+machine that ended before its first sample) is ``null``, and ``notes`` says why, by key.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ from xyleme.logs import configure_logging
 from xyleme.simweb import SimWebProcess
 
 HEARTBEAT = 0.01
+SAMPLES_PER_RUN = 10
+"""A sample every second, or more often in a short run: at least this many per run."""
 STABLE_SHARE = 0.99
 """The known-URL set has stopped growing when it holds this share of its final count."""
 
@@ -83,12 +86,12 @@ class Sample:
     rss: int
 
 
-async def sample(daemon: Daemon, samples: list[Sample], started: float) -> None:
-    """Every second until the end of the run (not the shutdown): pages fetched so far, URLs
-    known, results and bodies waiting, RSS."""
+async def sample(daemon: Daemon, samples: list[Sample], started: float, every: float) -> None:
+    """Every ``every`` seconds until the end of the run (not the shutdown): pages fetched so
+    far, URLs known, results and bodies waiting, RSS."""
     process = psutil.Process()
     while True:
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(every)
         crawler = daemon.crawler
         if crawler is not None and daemon.clock.now() < daemon.stop_at:
             samples.append(
@@ -102,19 +105,40 @@ async def sample(daemon: Daemon, samples: list[Sample], started: float) -> None:
             )
 
 
-def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float, float | None]:
+def rss_growth(samples: list[Sample], elapsed: float) -> tuple[float | None, float | None]:
     """RSS growth (%) over the second half of the run, from when the known set stopped growing.
 
     The simulated web keeps giving birth to a few pages, so "stopped growing" is when the
-    known-URL count first reached 99 % of its final value. Returns the growth and that time.
+    known-URL count first reached 99 % of its final value. Returns the growth and that time;
+    None for what the samples cannot tell (no sample; fewer than two in the window).
     """
     if not samples:
-        return 0.0, 0.0
+        return None, None
     final = samples[-1].known
     stable = next(s.at for s in samples if s.known >= STABLE_SHARE * final)
     window = [s.rss for s in samples if s.at >= max(elapsed / 2, stable)]
-    growth = 100.0 * (window[-1] - window[0]) / window[0] if len(window) > 1 else 0.0
+    growth = 100.0 * (window[-1] - window[0]) / window[0] if len(window) > 1 else None
     return growth, stable
+
+
+def unmeasured(samples: list[Sample], growth: float | None, seconds: float) -> dict[str, str]:
+    """Why each figure of a soak is null, by key (empty when every figure was measured)."""
+    if not samples:
+        why = (
+            f"no sample: the {seconds:g} s run ended before the daemon's first sample "
+            "(start-up on a loaded machine took the whole run); run it longer"
+        )
+        keys = ("fetched", "pages_per_s", "rss_mb_start", "rss_mb_end", "rss_growth_pct")
+        return {key: why for key in (*keys, "known_urls", "known_stable_at_s")}
+    if growth is None:
+        return {"rss_growth_pct": "fewer than two samples once the known-URL set was stable"}
+    return {}
+
+
+def _sample_period(seconds: float) -> float:
+    """Seconds between samples: one a second, at least ``SAMPLES_PER_RUN`` in a short run,
+    never so often that sampling itself loads the loop."""
+    return max(0.05, min(1.0, seconds / SAMPLES_PER_RUN))
 
 
 async def soak(
@@ -160,7 +184,7 @@ async def soak(
         started = time.monotonic()
         helpers = [
             asyncio.create_task(heartbeat(daemon, worst)),
-            asyncio.create_task(sample(daemon, samples, started)),
+            asyncio.create_task(sample(daemon, samples, started, _sample_period(seconds))),
         ]
         try:
             await daemon.run()
@@ -168,27 +192,28 @@ async def soak(
             for task in helpers:
                 task.cancel()
     elapsed = time.monotonic() - started
-    total = samples[-1].fetched if samples else 0
+    total = samples[-1].fetched if samples else None
     growth, stable_at = rss_growth(samples, elapsed)
     points = samples[:: max(1, len(samples) // 12)]
-    timeline = zip([Sample(0.0, 0, 0, 0, 0), *points[:-1]], points, strict=True)
+    timeline = zip([Sample(0.0, 0, 0, 0, 0), *points[:-1]], points, strict=False)
     return {
         "seconds": round(elapsed, 1),
         "pages": pages,
         "speed": speed,
         "fetched": total,
-        "pages_per_s": round(total / elapsed, 1),
+        "pages_per_s": None if total is None else round(total / elapsed, 1),
         "rss_mb_start": round(samples[0].rss / 2**20, 1) if samples else None,
         "rss_mb_end": round(samples[-1].rss / 2**20, 1) if samples else None,
-        "rss_growth_pct": round(growth, 2),
-        "known_urls": samples[-1].known if samples else 0,
-        "known_stable_at_s": round(stable_at),
+        "rss_growth_pct": None if growth is None else round(growth, 2),
+        "known_urls": samples[-1].known if samples else None,
+        "known_stable_at_s": None if stable_at is None else round(stable_at),
+        "notes": unmeasured(samples, growth, seconds),
         "max_loop_block_ms": round(worst["block"] * 1000, 1),
         "max_loop_lateness_ms": round(worst["lateness"] * 1000, 1),
         "archive_mb": round(_size(repository / config.archive.folder) / 2**20, 1),
         "timeline": [
             (
-                round(now.at),
+                round(now.at, 1),
                 now.fetched,
                 round((now.fetched - then.fetched) / (now.at - then.at)),
                 now.known,
@@ -226,10 +251,16 @@ def main() -> None:
     figures["pages_per_s_archive_on"] = figures["pages_per_s"]
     figures["pages_per_s_archive_off"] = off["pages_per_s"]
     figures["max_loop_block_ms_archive_off"] = off["max_loop_block_ms"]
+    notes = figures["notes"]
+    if "pages_per_s" in notes:
+        notes["pages_per_s_archive_on"] = notes["pages_per_s"]
+    if "pages_per_s" in off["notes"]:
+        notes["pages_per_s_archive_off"] = "archive off: " + off["notes"]["pages_per_s"]
     print(
-        f"archive off: {off['fetched']} pages in {off['seconds']} s ({off['pages_per_s']}/s); "
-        f"archive on: {figures['fetched']} pages in {figures['seconds']} s "
-        f"({figures['pages_per_s']}/s), {figures['archive_mb']} MiB of WARC files and crawl log"
+        f"archive off: {_count(off['fetched'])} pages in {off['seconds']} s "
+        f"({_count(off['pages_per_s'])}/s); archive on: {_count(figures['fetched'])} pages "
+        f"in {figures['seconds']} s ({_count(figures['pages_per_s'])}/s), "
+        f"{figures['archive_mb']} MiB of WARC files and crawl log"
     )
     print(
         f"soak of {figures['seconds']} s against a simulated web of {options.pages} pages "
@@ -239,7 +270,14 @@ def main() -> None:
     print(" ".join(f"{name:>10}" for name in columns))
     for row in figures.pop("timeline"):
         print(" ".join(f"{value:>10}" for value in row))
+    for key, why in notes.items():
+        print(f"{key}: not measured, {why}")
     print(json.dumps(figures))
+
+
+def _count(value: float | None) -> str:
+    """A figure for the summary line: "not measured" when null (``notes`` says why)."""
+    return "not measured" if value is None else f"{value:g}"
 
 
 if __name__ == "__main__":

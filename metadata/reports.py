@@ -227,11 +227,19 @@ def write_host_stats(
     md: Metadata, hosts: Iterable[Mapping[str, Any]], at: float, written: float | None = None
 ) -> int:
     """Store the crawler's per-host snapshot taken at simulated time ``at`` (real time
-    ``written``, now by default) in one transaction; returns the rows written."""
+    ``written``, now by default) in one transaction; returns the rows written. A host's
+    ``fetches`` (``{status: count}`` since the previous snapshot) are added to its stored
+    counts (``host_fetches``), so they add up over checkpoints and restarts."""
     written = time.time() if written is None else written
+    hosts = list(hosts)
     names = ("host", "written", "at", *HOST_STATS_COLUMNS)
     rows = [
         (facts["host"], written, at, *(facts.get(n) for n in HOST_STATS_COLUMNS)) for facts in hosts
+    ]
+    counts = [
+        (facts["host"], int(status), count)
+        for facts in hosts
+        for status, count in (facts.get("fetches") or {}).items()
     ]
     updates = ", ".join(f"{name} = excluded.{name}" for name in names[1:])
     with md._write() as conn:
@@ -240,7 +248,36 @@ def write_host_stats(
             f"ON CONFLICT(host) DO UPDATE SET {updates}",
             rows,
         )
+        conn.executemany(
+            "INSERT INTO host_fetches(host, status, fetches) VALUES (?, ?, ?) "
+            "ON CONFLICT(host, status) DO UPDATE "
+            "SET fetches = host_fetches.fetches + excluded.fetches",
+            counts,
+        )
     return len(rows)
+
+
+def host_fetches(md: Metadata, host: str | None = None) -> dict[str, dict[int, int]]:
+    """Every fetch counted for each host (or ``host``), by status, over every run."""
+    condition, params = _filters(host, url_column="host")
+    counts: dict[str, dict[int, int]] = {}
+    for key, status, fetches in md._scan(
+        f"SELECT host, status, fetches FROM host_fetches WHERE {condition}", params
+    ):
+        counts.setdefault(key, {})[status] = fetches
+    return counts
+
+
+NETWORK_CODES = frozenset({-1, -2, -3, -4})
+"""Crawl-log codes of a fetch that got no answer at all: DNS, connection, broken, timeout."""
+ANSWER_CLASSES = {
+    "status_2xx": lambda status: 200 <= status <= 299,
+    "status_3xx": lambda status: 300 <= status <= 399,
+    "status_4xx": lambda status: 400 <= status <= 499,
+    "status_5xx": lambda status: 500 <= status <= 599,
+    "network_errors": lambda status: status in NETWORK_CODES,
+}
+"""The report's fetch counts: each sums the statuses its test admits."""
 
 
 def host_stats(md: Metadata, host: str | None = None) -> dict[str, dict[str, Any]]:
@@ -254,9 +291,6 @@ def host_stats(md: Metadata, host: str | None = None) -> dict[str, dict[str, Any
 _HOST_FIGURES = f"""
 SELECT host, count(*), sum(type IN {_READ_TYPES}), sum(type = 'UNKNOWN' AND last_access IS NULL),
   coalesce(sum(CASE WHEN type IN {_READ_TYPES} THEN size END), 0),
-  coalesce(sum(status BETWEEN 200 AND 299), 0), coalesce(sum(status BETWEEN 300 AND 399), 0),
-  coalesce(sum(status BETWEEN 400 AND 499), 0), coalesce(sum(status BETWEEN 500 AND 599), 0),
-  sum(status IS NULL AND type IN ('ERROR', 'DEAD') AND reason NOT LIKE 'robots.txt%'),
   sum(type IN ('ERROR', 'DEAD') AND reason LIKE 'robots.txt%'),
   sum(type = 'ERROR'), sum(type = 'DEAD'), max(last_access)
 FROM (SELECT {HOST_SQL} AS host, * FROM pages) WHERE {{condition}} GROUP BY host
@@ -267,11 +301,6 @@ _HOST_FIGURE_NAMES = [
     "read",
     "unread",
     "bytes",
-    "status_2xx",
-    "status_3xx",
-    "status_4xx",
-    "status_5xx",
-    "network_errors",
     "robots_refused",
     "errors",
     "dead",
@@ -279,7 +308,9 @@ _HOST_FIGURE_NAMES = [
 ]
 _LAST_ERROR_NAMES = ["last_error", "last_error_status", "last_error_url", "last_error_at"]
 HOST_FIELDS = (
-    *_HOST_FIGURE_NAMES,
+    *_HOST_FIGURE_NAMES[:5],
+    *ANSWER_CLASSES,
+    *_HOST_FIGURE_NAMES[5:],
     *_LAST_ERROR_NAMES,
     *HOST_STATS_COLUMNS,
     "stats_at",
@@ -294,10 +325,11 @@ WHERE type IN ('ERROR', 'DEAD') AND {{condition}} GROUP BY host
 
 
 def host_report(md: Metadata, host: str | None = None) -> list[dict[str, Any]]:
-    """Per host: pages known, read, unread, bytes of the last reads, each page's last status
-    by class (network: no answer at all), robots.txt refusals, errors, dead pages, the last
-    error, and the crawler's snapshot (``stats_written`` real time, None when the crawler
-    never reported the host). Sorted by pages known, most first."""
+    """Per host: pages known, read, unread, bytes of the last reads, the fetches by answer
+    class over every run as of the last checkpoint (network: no answer at all), robots.txt
+    refusals, errors, dead pages, the last error, and the crawler's snapshot
+    (``stats_written`` real time, None when the crawler never reported the host). Sorted by
+    pages known, most first."""
     condition, params = _filters(host)
     hosts: dict[str, dict[str, Any]] = {}
     for row in md._scan(_HOST_FIGURES.format(condition=condition), params):
@@ -305,14 +337,26 @@ def host_report(md: Metadata, host: str | None = None) -> list[dict[str, Any]]:
     for key, url, status, reason, at in md._scan(_LAST_ERRORS.format(condition=condition), params):
         hosts[key].update(zip(_LAST_ERROR_NAMES, (reason, status, url, at), strict=True))
     for key, facts in host_stats(md, host).items():
-        if key not in hosts:
-            hosts[key] = {name: 0 for name in _HOST_FIGURE_NAMES[1:-1]}
-            hosts[key].update(host=key, last_fetch=None)
-        hosts[key].update(
+        _known(hosts, key).update(
             {name: facts[name] for name in HOST_STATS_COLUMNS},
             stats_written=facts["written"],
             stats_at=facts["at"],
         )
+    counts = host_fetches(md, host)
+    for key in counts.keys() - hosts.keys():
+        _known(hosts, key)
+    for key, facts in hosts.items():
+        statuses = counts.get(key, {})
+        for name, admits in ANSWER_CLASSES.items():
+            facts[name] = sum(n for status, n in statuses.items() if admits(status))
     report = [{name: facts.get(name) for name in HOST_FIELDS} for facts in hosts.values()]
     report.sort(key=lambda facts: (-facts["pages"], facts["host"]))
     return report
+
+
+def _known(hosts: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+    """The report's entry of a host, made with zero page figures if no page names it."""
+    if key not in hosts:
+        hosts[key] = {name: 0 for name in _HOST_FIGURE_NAMES[1:-1]}
+        hosts[key].update(host=key, last_fetch=None)
+    return hosts[key]

@@ -17,6 +17,7 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``state`` — small named blobs (checkpoints, the clock's epoch and speed).
 * ``host_stats`` — the crawler's per-host facts (delay, queue, robots.txt) at its last
   checkpoint, for ``xyleme hosts`` (version 3).
+* ``host_fetches`` — the fetches of each host by status, summed over every run (version 4).
 * ``meta`` — the application marker and the schema version.
 
 The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
@@ -86,7 +87,29 @@ def add_host_stats(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats]
+def add_host_fetches(conn: sqlite3.Connection) -> None:
+    """Version 4: ``host_fetches``, how many fetches each host (``scheme://host[:port]``)
+    answered with each status, over every run: one row per host and crawl-log status (an
+    HTTP status, or a negative code for a fetch without response: docs/archive.md).
+
+    Heritrix's hosts report counts fetches, not pages: a page read three times counts three
+    answers, robots.txt and a retried 429/503 included. The crawler counts them in memory;
+    each checkpoint adds its counts to these rows. Fetches made before this version are not
+    counted (their pages' last answers are all the older database knows).
+    """
+    conn.execute(
+        """
+        CREATE TABLE host_fetches (
+          host TEXT NOT NULL,
+          status INTEGER NOT NULL,
+          fetches INTEGER NOT NULL,
+          PRIMARY KEY (host, status)
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats, add_host_fetches]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""
 

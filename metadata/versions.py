@@ -57,6 +57,8 @@ _VERSION_COLUMNS = "version, md5, fetched_at, size, validity"
 _ZSTD_LEVEL = 1  # ~20 us for a 5 KB document, about half its size
 _COPY_CHUNK = 1 << 20
 _IN_CHUNK = 500  # ids per "WHERE url_id IN (...)" probe
+DOCUMENTS_PAGE = 500
+"""Documents :meth:`VersionStore.documents` lists per query (a keyset page)."""
 
 
 def _version_info(row: tuple) -> VersionInfo:
@@ -258,12 +260,29 @@ class VersionStore:
         return [md5 for (md5,) in rows]
 
     def documents(self, url_prefix: str = "") -> Iterator[StoredDocument]:
-        """Every stored document (whose URL starts with ``url_prefix``), by URL-Id."""
-        with self._database() as conn:
-            rows = conn.execute("SELECT url_id, url FROM documents ORDER BY url_id").fetchall()
-        for url_id, url in rows:
-            if url.startswith(url_prefix):
-                yield self.document(url_id)
+        """Every stored document (whose URL starts with ``url_prefix``), by URL-Id.
+
+        Read in keyset pages of :data:`DOCUMENTS_PAGE` documents (``url_id`` above the last
+        one seen), so a listing's memory stays flat however many documents the store holds,
+        and no read holds the connection while the caller works. A document pruned meanwhile
+        is skipped.
+        """
+        after, page = -(2**63), DOCUMENTS_PAGE
+        while True:
+            with self._database() as conn:
+                rows = conn.execute(
+                    "SELECT url_id FROM documents WHERE url_id > ? AND substr(url, 1, ?) = ? "
+                    "ORDER BY url_id LIMIT ?",
+                    (after, len(url_prefix), url_prefix, page),
+                ).fetchall()
+            for (url_id,) in rows:
+                try:
+                    yield self.document(url_id)
+                except DocumentNotFound:
+                    continue
+            if len(rows) < page:
+                return
+            after = rows[-1][0]
 
     def changes(self, since: float = float("-inf")) -> Iterator[Change]:
         """Versions stored with a fetch time at or after ``since``, in the order stored."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 import pytest
 
 from tests.archive_fixtures import archived_crawl
-from xyleme.archive import Fetch
+from tests.crawler_fixtures import FAST
+from tests.crawler_site import Page, SiteResolver
+from xyleme.archive import Archive, ArchiveSettings, Fetch
 from xyleme.archive.crawllog import COLUMNS, HEADER, LOG_NAME, RotatingLog, format_line, parse_line
+from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.crawler.exchanges import ROBOTS_CODE
 
 
@@ -39,7 +43,10 @@ async def test_one_line_per_fetch_matching_the_metadata(site, md, tmp_path):
         assert row["duration_ms"] >= 0
         datetime.fromisoformat(row["time"])  # ISO 8601
         assert datetime.fromisoformat(row["clock"]).timestamp() in (1_000_000.0, 1_003_600.0)
-    refreshes = [row for row in rows if row["level"] == 1]
+    prerequisites = [row for row in rows if row["hops"] == "P"]
+    # each of the two crawls (a new crawler each) reads robots.txt once, before the rest
+    assert [row["url"] for row in prerequisites] == [urls["home"] + "robots.txt"] * 2
+    refreshes = [row for row in rows if row["level"] == 1 and row["hops"] != "P"]
     assert {row["url"] for row in refreshes} == {
         urls[name] for name in ("etag", "same", "changing", "big", "gzip")
     }
@@ -82,3 +89,66 @@ def test_the_log_rotates_by_size_and_keeps_its_backups(tmp_path):
         text = path.read_text()
         assert text.startswith(HEADER) and len(text.encode()) <= 1000
     assert "line 099" in (tmp_path / "crawl.log").read_text()
+
+
+async def crawl_log_of(md, folder, seed):
+    """The crawl log's lines of a crawl from ``seed`` with an archive in ``folder``."""
+    archive = Archive(folder, ArchiveSettings(), md.clock)
+    archive.open()
+    try:
+        crawler = Crawler(
+            md,
+            CrawlerSettings(**FAST),
+            Scope(["domain:test:*"]),
+            clock=md.clock,
+            resolver=SiteResolver(),
+            exchanges=archive,
+        )
+        crawler.submit(seed)
+        await crawler.run()
+    finally:
+        await archive.close()
+    return read_log(folder)
+
+
+async def test_robots_txt_and_a_retried_503_each_have_their_line(site, md, tmp_path):
+    """Every fetch gets its line: the robots.txt GET (discovery path ``P``, Heritrix's
+    prerequisite, referrer the page that needed it) and a 503 tried again later."""
+    robots = b"User-agent: *\nDisallow: /private\n"
+    robots_url = site.add("r.test", "/robots.txt", Page(robots, content_type="text/plain"))
+    answers = iter([Page(b"busy", status=503, headers={"Retry-After": "0"})])
+    flaky = site.add(
+        "r.test",
+        "/flaky.xml",
+        lambda request: next(answers, Page(b"<ok/>", content_type="text/xml")),
+    )
+    home = site.html("r.test", "/", [flaky])
+    rows = await crawl_log_of(md, tmp_path / "archive", home)
+    assert [(row["url"], row["status"]) for row in rows] == [
+        (robots_url, 200),  # first: the home page waited for it
+        (home, 200),
+        (flaky, 503),
+        (flaky, 200),
+    ]
+    first = rows[0]
+    assert (first["hops"], first["referrer"], first["size"]) == ("P", home, len(robots))
+    assert first["md5"] == hashlib.md5(robots).hexdigest()
+    assert first["content_type"] == "text/plain" and first["type"] is None
+    busy, ok = rows[2], rows[3]
+    assert busy["reason"] == "HTTP 503: tried again in 0 s" and busy["hops"] == "L"
+    assert (ok["type"], ok["reason"], ok["referrer"]) == ("XML", None, home)
+    assert md.page_by_url(flaky).status == 200  # the retry is logged, not recorded
+
+
+async def test_a_robots_txt_that_cannot_be_fetched_is_logged_with_its_failure(site, md, tmp_path):
+    """A robots.txt on a host that refuses connections: its own -2 line, then the page's,
+    refused for that reason (the failure's code, robots.txt's reason)."""
+    robots, page = await crawl_log_of(md, tmp_path / "archive", "http://closed.test:1/page")
+    assert (robots["url"], robots["status"], robots["hops"]) == (
+        "http://closed.test:1/robots.txt",
+        -2,
+        "P",
+    )
+    assert robots["reason"] and robots["size"] is None and robots["md5"] is None
+    assert (page["url"], page["status"], page["hops"]) == ("http://closed.test:1/page", -2, None)
+    assert page["reason"].startswith("robots.txt unreachable")

@@ -3,6 +3,7 @@ both shapes, and a big repository's export streams."""
 
 from __future__ import annotations
 
+import io
 import json
 import tracemalloc
 
@@ -11,9 +12,9 @@ from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
-from metadata import VersionStore
+from metadata import NewVersion, VersionStore, versions
 from tests.archive_fixtures import archived_crawl
-from xyleme.archive.export_documents import MANIFEST, file_name, write_folder
+from xyleme.archive.export_documents import MANIFEST, file_name, write_folder, write_jsonl
 from xyleme.cli import cli
 
 
@@ -139,3 +140,56 @@ def test_a_big_repository_exports_in_constant_memory(tmp_path):
     assert count == 400
     # 20 MB of documents, read and written one at a time (the margin is for other threads)
     assert peak < 8_000_000
+
+
+class Discard(io.TextIOBase):
+    """A text sink that keeps nothing: only the export's own memory is measured."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def many_documents(folder, count, pad="p" * 400):
+    documents = VersionStore(folder)
+    documents.store_many(
+        [
+            NewVersion(
+                url_id,
+                f"http://a.test/{pad}/{url_id}.xml",
+                b"<d/>",
+                f"{url_id:032x}",
+                0.0,
+                Validity(),
+            )
+            for url_id in range(1, count + 1)
+        ]
+    )
+    return VersionStore(folder)  # a fresh handle: nothing cached by the writes
+
+
+def test_many_documents_export_in_flat_memory(tmp_path):
+    """The (URL-Id, URL) pairs are paged too: 4,000 documents with 420-byte URLs held at
+    once took 2.2 MB at the peak (measured); paged by 500 ids, about 0.1 MB."""
+    documents = many_documents(tmp_path / "documents", 4000)
+    tracemalloc.start()
+    count = write_jsonl(documents, Discard(), all_versions=False)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert count == 4000
+    assert peak < 700_000
+
+
+def test_the_keyset_pages_list_every_document_once_with_the_prefix(tmp_path, monkeypatch):
+    documents = VersionStore(tmp_path / "documents")
+    for url_id in range(1, 11):
+        host = "a.test" if url_id % 2 else "b.test"
+        documents.store(
+            url_id, f"http://{host}/{url_id}.xml", b"<d/>", f"{url_id:032x}", 0.0, Validity()
+        )
+    monkeypatch.setattr(versions, "DOCUMENTS_PAGE", 3)
+    every = [document.url_id for document in documents.documents()]
+    assert every == list(range(1, 11))  # pages of 3, 3, 3 and 1
+    monkeypatch.setattr(versions, "DOCUMENTS_PAGE", 1)
+    odd = [document.url_id for document in documents.documents("http://a.test/")]
+    assert odd == [1, 3, 5, 7, 9]  # every page is full: one more query finds nothing
+    assert list(documents.documents("http://c.test/")) == []

@@ -79,6 +79,9 @@ CASES: dict[tuple[str, ...], Case] = {
         ["--hosts", "1", "--pages", "5"], None, ["--pages", "-1"], "a generated web: 0 or 2"
     ),
     ("status",): Case([], [], ["now"], missing=True),
+    ("stop",): Case(
+        None, [], ["--timeout", "-1"], "needs a running daemon (tests/test_cli_stop.py)", True
+    ),
     ("urls",): Case(["--status", "read"], ["--status", "read"], ["--status", "x"], missing=True),
 }
 

@@ -21,7 +21,9 @@ from metadata.reports import HOST_FIELDS, STATUSES, WITH_REASONS
 from tests.crawler_site import Page, SiteResolver
 from tests.daemon_fixtures import make_repository
 from xyleme.cli import cli, urls
+from xyleme.cli.hosts import ANSWERS
 from xyleme.config import load_config
+from xyleme.crawler import Level
 from xyleme.daemon import Daemon
 from xyleme.dashboard import create_app
 
@@ -83,11 +85,12 @@ async def test_hosts_reports_the_crawl_and_the_crawler_s_snapshot(crawled):
     hosts = by_host(repo)
     a, b = hosts[web.url("a.test", "")], hosts[web.url("b.test", "")]
     assert list(a) == list(HOST_FIELDS)
-    # pages: /, /x read; /missing 404 (dead); /boom 500 (error); /private/p refused by robots
+    # pages: /, /x read; /missing 404 (dead); /boom 500 (error); /private/p refused by robots;
+    # fetches (Heritrix counts them, not pages): robots.txt, /, /x 200; /missing; /boom
     assert (a["pages"], a["read"], a["status_2xx"], a["status_4xx"], a["status_5xx"]) == (
         5,
         2,
-        2,
+        3,
         1,
         1,
     )
@@ -104,12 +107,13 @@ async def test_hosts_reports_the_crawl_and_the_crawler_s_snapshot(crawled):
     assert a["scouted"] == 4 and 0 <= a["robots_age"] < 60
     assert time.time() - 60 < a["stats_written"] <= time.time()
     assert (b["robots"], b["robots_note"], b["delay"]) == ("no rules", "HTTP 404: no rules", 0.0)
-    assert (b["read"], b["status_2xx"]) == (2, 2)
+    assert (b["read"], b["status_2xx"], b["status_4xx"]) == (2, 2, 1)  # robots.txt: 404
     c = hosts[web.url("c.test", "")]
-    assert (c["robots"], c["robots_note"], c["read"], c["robots_refused"]) == (
+    assert (c["robots"], c["robots_note"], c["read"], c["robots_refused"], c["status_5xx"]) == (
         "unreachable",
         "HTTP 500",
         0,
+        1,
         1,
     )
     assert c["last_error"] == "robots.txt unreachable (HTTP 500): disallowed, retried later"
@@ -258,3 +262,44 @@ async def test_the_dashboard_pages_the_same_host_rows(crawled, aiohttp_client):
         {k: v for k, v in row.items() if k not in drop} for row in cli_rows
     ]
     assert (await client.get("/api/hosts?limit=0")).status == 400
+
+
+async def test_hosts_counts_every_fetch_and_the_counts_survive_a_restart(tmp_path, site):
+    """One page fetched 3 times with 3 answers (503 tried again, 200, then 500 at a refresh
+    by a restarted daemon): the report counts each answer, plus each run's robots.txt; the
+    page's last answer alone (500) would say 5xx 1 and 2xx 0."""
+    repo = make_repository(tmp_path / "repo", CONFIG)
+    site.add("d.test", "/robots.txt", Page(b"User-agent: *\n", content_type="text/plain"))
+    answers = iter(
+        [
+            Page(b"busy", status=503, headers={"Retry-After": "0"}),
+            Page(b"<doc/>", content_type="text/xml"),
+        ]
+    )
+    page = site.add("d.test", "/p.xml", lambda request: next(answers, Page(b"x", status=500)))
+    for run in range(2):
+        daemon = Daemon(
+            repo,
+            load_config(repo / "xyleme.toml"),
+            clock=ManualClock(1e9 + run),
+            resolver=SiteResolver(),
+        )
+        daemon.open()
+        try:
+            if run == 0:
+                daemon.crawler.submit(page)
+            else:
+                daemon.crawler.submit(daemon.md.id_for(page), Level.REFRESH)
+            await daemon.crawler.run()
+            daemon.checkpoints.write()
+        finally:
+            daemon.close()
+        d = by_host(repo)[site.url("d.test", "")]
+        if run == 0:
+            assert (d["status_2xx"], d["status_4xx"], d["status_5xx"]) == (2, 0, 1)
+    answers_by_class = tuple(d[name] for name in ANSWERS)
+    assert answers_by_class == (3, 0, 0, 2, 0)  # robots.txt x2 + 200; 503 + 500; no network
+    with Metadata.open(repo / "metadata.db", readonly=True) as md:
+        assert md.page_by_url(page).status == 500
+    code, out, _ = xyleme(repo, "hosts", "d.test")
+    assert code == 0 and "2xx 3  3xx 0  4xx 0  5xx 2  network 0" in out

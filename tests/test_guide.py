@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from xyleme.lock import holder_pid
 from xyleme.sitegen import RealSiteServer, SiteSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,11 +159,11 @@ def check(step: Step, done: subprocess.CompletedProcess, address: str) -> str | 
 
 
 def stop_daemon(folder: Path) -> None:
-    """Stop a daemon the guide started and left running (after a failed step)."""
-    pid_file = folder / "docs-crawl" / "daemon.pid"
+    """Stop a daemon the guide started and left running (after a failed step): the pid the
+    repository's lock names, if it is an `xyleme run`."""
     with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
-        pid = int(pid_file.read_text())
-        if "run" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+        pid = holder_pid(folder / "docs-crawl")
+        if pid and "run" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
             os.kill(pid, signal.SIGTERM)
             for _ in range(100):
                 if not Path(f"/proc/{pid}").exists():

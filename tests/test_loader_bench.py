@@ -43,5 +43,10 @@ def test_bench_loader_smoke_prints_the_parts_and_a_json_last_line(tmp_path):
     assert last.keys() >= KEYS
     assert set(last["parts_us"]) == PARTS
     assert all(micros >= 0 for micros in last["parts_us"].values())
-    assert last["daemon_pages_per_s"] > 0 and last["docs_per_s"] > 0
+    assert last["docs_per_s"] > 0
+    if last["daemon_pages_per_s"] is None:  # 2 s on a loaded machine may end before a sample
+        assert "no sample" in last["notes"]["daemon_pages_per_s"]
+        assert "daemon against a simulated web, 2 s: not measured, no sample" in out.stdout
+    else:
+        assert last["daemon_pages_per_s"] > 0 and last["notes"] == {}
     assert "whole job per document, by part" in out.stdout

@@ -8,6 +8,8 @@ daemon polls the table, runs the command on its live objects and writes the answ
 (``answer/<id>``), which the CLI prints. Both ways run the same :func:`execute` on a
 :class:`CommandTarget`. ``status`` goes the same way to ask a running daemon for its figures
 of this instant (only a daemon has them; without one the CLI reads the last checkpoint).
+``stop`` only ever goes to a daemon: :func:`stop_daemon` asks for it and waits until the
+daemon lets go of the repository.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -77,6 +79,11 @@ class CommandTarget(Protocol):
         """The daemon only: its in-memory figures of this instant, for ``xyleme status``."""
         ...
 
+    def stop(self) -> None:
+        """The daemon only: stop taking work, finish (or abandon) what is in flight, write a
+        checkpoint and release the repository, as on SIGTERM."""
+        ...
+
 
 def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
     """Run the command ``name`` on ``target``; an unknown name is an error answer."""
@@ -92,6 +99,9 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
         return target.compute_ranking()
     if name == "status":  # only ever handed to a daemon: its live figures, not a checkpoint
         return Answer("live figures", {"live": target.live_status(), "written": time.time()})
+    if name == "stop":  # only ever handed to a daemon: `xyleme stop`
+        target.stop()
+        return Answer(f"daemon (pid {os.getpid()}) stopping", {"pid": os.getpid()})
     return Answer(f"unknown command {name!r}", ok=False)
 
 
@@ -229,3 +239,43 @@ def take_pending(md: Metadata) -> list[tuple[str, str, dict[str, Any]]]:
 def answer(md: Metadata, command_id: str, reply: Answer) -> None:
     """The daemon's side: store the answer the waiting CLI will read."""
     md.put_state(ANSWER_PREFIX + command_id, reply.to_json())
+
+
+# ---------------------------------------------------------------------- stopping
+
+
+@dataclass(frozen=True, slots=True)
+class StopOutcome:
+    """What became of a stop request: ``stopped`` when the daemon let go of the repository
+    in time; ``taken`` when it had read the request (else it was withdrawn)."""
+
+    stopped: bool
+    taken: bool
+    seconds: float
+
+
+def stop_daemon(
+    md: Metadata, running: Callable[[], bool], timeout: float, poll: float = 0.1
+) -> StopOutcome:
+    """Ask the daemon holding the repository to stop, and wait up to ``timeout`` seconds
+    until ``running()`` says it let go of the repository (its lock).
+
+    The request goes through the command table like ``pause``. It never outlives the call:
+    a request the daemon has not taken is withdrawn, so a daemon started later is not
+    stopped by a stale one; an answer nobody will read is removed.
+    """
+    started = time.monotonic()
+    command_id = submit(md, "stop", {})
+    taken = False
+    try:
+        while True:
+            if not taken and md.get_state(COMMAND_PREFIX + command_id) is None:
+                taken = True
+            if not running():
+                return StopOutcome(True, taken, time.monotonic() - started)
+            if time.monotonic() - started >= timeout:
+                return StopOutcome(False, taken, time.monotonic() - started)
+            time.sleep(poll)
+    finally:
+        md.delete_state(COMMAND_PREFIX + command_id)
+        md.delete_state(ANSWER_PREFIX + command_id)

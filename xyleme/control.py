@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from metadata import Metadata, StoreError
@@ -27,7 +28,8 @@ log = logging.getLogger(__name__)
 
 
 class DaemonControl:
-    """Seeds, pause and resume, ``rank compute`` and ``recheck`` run by the daemon."""
+    """Seeds, pause and resume, ``rank compute``, ``recheck`` and ``stop`` run by the daemon
+    (``stop``: the daemon's own stop method, as on SIGTERM)."""
 
     def __init__(
         self,
@@ -38,8 +40,12 @@ class DaemonControl:
         ranking: RankingPass,
         rechecks: RecheckTask,
         live: LiveStatus,
+        *,
+        stop: Callable[[], None],
     ) -> None:
         self.md = md
+        self.stop = stop
+        """``xyleme stop`` handed over by the CLI (:func:`xyleme.commands.stop_daemon`)."""
         self.config = config
         self.crawler = crawler
         self.workers = workers

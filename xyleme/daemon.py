@@ -127,7 +127,9 @@ class Daemon:
         self.rechecks = rechecks = RecheckTask(md, crawler, lambda: workers.running)
         live = LiveStatus(config, clock, workers, sink, refresh, ranking, rechecks)
         self.live_status = live
-        self.control = DaemonControl(md, config, crawler, workers, ranking, rechecks, live)
+        self.control = DaemonControl(
+            md, config, crawler, workers, ranking, rechecks, live, stop=self.stop
+        )
         key = config.opic.checkpoint_key
         self.checkpoints = Checkpoint(md, clock, opic, key, crawler, live)
         self.checkpoints.write()

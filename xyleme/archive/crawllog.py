@@ -6,7 +6,9 @@ Columns (docs/archive.md has the table)::
 
 ``time`` is the real time the fetch ended and ``clock`` the repository clock's (metadata's
 ``fetched_at``, the WARC-Date): they are equal in a real-time crawl and differ under the
-simulated web's accelerated clock. A missing value is ``-``. Each file starts with a ``#``
+simulated web's accelerated clock. Every fetch has its line: a robots.txt read first
+(``hops`` ending in ``P``, Heritrix's prerequisite) and a 429/503 tried again later too. A
+missing value is ``-``. Each file starts with a ``#``
 line naming the columns; past ``max_bytes`` it is rotated (``crawl.log`` → ``crawl.log.1``…).
 """
 

@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "seed": ("ops", "Manage the seed URLs the crawl starts from."),
     "simweb": ("simweb", "The simulated web"),
     "status": ("status", "Counts by page type, the daemon's rates and queues"),
+    "stop": ("stop", "Stop the daemon running on the repository, as SIGTERM would"),
     "urls": ("urls", "List URLs by what became of them"),
 }
 """Each command: the module of this package that defines it, and its summary (the start of

@@ -2,8 +2,9 @@
 
 Two sources, each figure saying how old it is: the pages' counts come from the database
 (as of the command), and what only the crawler knows (delay in force, queue, robots.txt,
-pages scouted against the host budget) from the snapshot the daemon writes at each
-checkpoint (``host_stats``, :func:`metadata.reports.write_host_stats`).
+pages scouted against the host budget, the fetches by answer) from the snapshot the daemon
+writes at each checkpoint (``host_stats`` and ``host_fetches``,
+:func:`metadata.reports.write_host_stats`).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def detail(host: dict[str, Any]) -> str:
         ("pages", f"{host['pages']} known, {host['read']} read, {host['unread']} never read"),
         ("bytes", f"{size(host['bytes'])} (each page's last read body)"),
         (
-            "last answers",
+            "fetches",
             f"2xx {host['status_2xx']}  3xx {host['status_3xx']}  4xx {host['status_4xx']}  "
             f"5xx {host['status_5xx']}  network {host['network_errors']}  "
             f"robots.txt refused {host['robots_refused']}",

@@ -29,12 +29,13 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from conventions import host_key
 from metadata import Clock, Metadata, SystemClock
 from xyleme import signals
 from xyleme.crawler.admission import LinkAdmission
 from xyleme.crawler.classify import Outcome, ResponseClassification
 from xyleme.crawler.denylist import SuffixDenyList
-from xyleme.crawler.exchanges import fetch_of
+from xyleme.crawler.exchanges import fetch_of, prerequisite_of, status_code
 from xyleme.crawler.fetcher import Fetcher
 from xyleme.crawler.fetching import FetchStep
 from xyleme.crawler.frontier import Frontier
@@ -54,7 +55,10 @@ if TYPE_CHECKING:
     import aiohttp
 
     from loader import DocumentSink
+    from metadata import FetchResult
     from xyleme.archive import ExchangeSink
+    from xyleme.crawler.fetcher import FetchError, Response
+    from xyleme.crawler.frontier import Request
 
 log = logging.getLogger(__name__)
 
@@ -194,14 +198,17 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         """Per host, what only the running crawler knows (``xyleme hosts``): the delay in
         force, requests queued and in flight, the back-off left (real seconds), robots.txt's
         state, note and age (real seconds since it was read; None when not known now), its
-        Crawl-delay, and the pages scouted this run against ``host_page_budget``.
+        Crawl-delay, the pages scouted this run against ``host_page_budget``, and
+        ``fetches``: the fetches by status since the previous snapshot (taken: each fetch
+        is in one snapshot only, to be added to the stored counts).
 
         Cheap enough for every checkpoint: one pass over the host slots, no per-request work.
         """
         now = time.monotonic()
         settings, agent = self.settings, self.settings.robots_agent
         slots = self.frontier.host_slots()
-        keys = set(slots) | set(self.robots.hosts()) | set(self._budget.hosts())
+        fetches = self.stats.take_host_fetches()
+        keys = set(slots) | set(self.robots.hosts()) | set(self._budget.hosts()) | set(fetches)
         hosts = []
         for key in sorted(keys):
             slot, rules = slots.get(key), self.robots.lookup(key, now)
@@ -230,6 +237,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
                     "crawl_delay": crawl_delay,
                     "scouted": self._budget.read(key),
                     "budget": settings.host_page_budget,
+                    "fetches": fetches.get(key, {}),
                 }
             )
         return hosts
@@ -279,20 +287,43 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
                 self._busy -= 1
                 self._check_idle()
             else:
-                if self.exchanges is not None:
-                    await self._log_fetch(outcome, time.monotonic() - started)
+                await self._log_fetch(
+                    outcome.request, outcome.result, outcome.kind, time.monotonic() - started
+                )
                 self._outbox.put_nowait(outcome)
 
-    async def _log_fetch(self, outcome: Outcome, seconds: float) -> None:
-        """Tell the archive's crawl log (a failure of the log costs the line, not the fetch)."""
+    async def _log_fetch(
+        self, request: Request, result: FetchResult, kind: str | None, seconds: float
+    ) -> None:
+        """Count the fetch's answer for ``xyleme hosts`` and tell the archive's crawl log (a
+        failure of the log costs the line, not the fetch). Every fetch comes here: a recorded
+        one, and a 429/503 that is tried again later."""
+        self.stats.count_fetch(request.host, status_code(result.status, kind))
+        if self.exchanges is None:
+            return
         try:
-            fetch = fetch_of(
-                outcome.request, outcome.result, outcome.kind, time.time(), seconds, self._url_of
-            )
+            fetch = fetch_of(request, result, kind, time.time(), seconds, self._url_of)
         except Exception:
-            log.exception("no crawl-log line for %s", outcome.request.url)
+            log.exception("no crawl-log line for %s", request.url)
             return
         await self.exchanges.fetched(fetch)
+
+    async def _log_prerequisite(
+        self,
+        url: str,
+        via: Request,
+        started: float,
+        response: Response | None = None,
+        error: FetchError | None = None,
+    ) -> None:
+        """:meth:`_log_fetch` for a robots.txt GET that ``via`` waited for (started at loop
+        time ``started``): counted for its own host, logged with its own discovery path."""
+        fetch = prerequisite_of(
+            url, via, response, error, (time.time(), self.clock.now(), time.monotonic() - started)
+        )
+        self.stats.count_fetch(host_key(url), fetch.status)
+        if self.exchanges is not None:
+            await self.exchanges.fetched(fetch)
 
     async def _room_to_write(self) -> None:
         """Backpressure: no new fetch while ``max_pending_writes`` results wait for the writer."""

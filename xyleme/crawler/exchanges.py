@@ -8,6 +8,7 @@ got no response and a discovery path of hop letters.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     import aiohttp
 
     from metadata import FetchResult
-    from xyleme.crawler.fetcher import Body
+    from xyleme.crawler.fetcher import Body, FetchError, Response
     from xyleme.crawler.frontier import Request
 
 NO_RESPONSE_CODES = {
@@ -99,6 +100,46 @@ def hops_of(request: Request) -> str:
     return path or "-"
 
 
+def status_code(status: int | None, kind: str | None) -> int:
+    """A fetch's crawl-log status: the HTTP status, else the code of its failure's kind."""
+    if status is not None:
+        return status
+    if kind is not None and kind.startswith("robots"):
+        return ROBOTS_CODE
+    return NO_RESPONSE_CODES.get(kind or "", OTHER_CODE)
+
+
+def prerequisite_of(
+    url: str,
+    via: Request,
+    response: Response | None,
+    error: FetchError | None,
+    times: tuple[float, float, float],
+) -> Fetch:
+    """The crawl-log line of a robots.txt GET (or of a redirect on its way to it) that
+    ``via`` waited for: discovery path ``via``'s with ``P`` added (Heritrix's prerequisite),
+    referrer ``via``'s URL. ``times``: the real end, the repository clock's, the seconds."""
+    wall, at, seconds = times
+    body = b"" if response is None else response.body
+    return Fetch(
+        wall=wall,
+        at=at,
+        status=status_code(
+            None if response is None else response.status, None if error is None else error.kind
+        ),
+        size=None if response is None else len(body),
+        url=url,
+        hops=hops_of(via).removeprefix("-") + "P",
+        referrer=via.url,
+        content_type=None if response is None else response.headers.get("Content-Type"),
+        duration_ms=round(seconds * 1000),
+        md5=None if response is None else hashlib.md5(body, usedforsecurity=False).hexdigest(),
+        level=int(via.level),
+        page_type="",
+        reason=None if error is None else error.reason,
+    )
+
+
 def fetch_of(
     request: Request,
     result: FetchResult,
@@ -108,12 +149,7 @@ def fetch_of(
     url_of: Callable[[int], str],
 ) -> Fetch:
     """The crawl-log line of a finished fetch (``kind``: the failure's, if it failed)."""
-    if result.status is not None:
-        status = result.status
-    elif kind is not None and kind.startswith("robots"):
-        status = ROBOTS_CODE
-    else:
-        status = NO_RESPONSE_CODES.get(kind or "", OTHER_CODE)
+    status = status_code(result.status, kind)
     if request.redirects:
         referrer = request.redirects[-1]
     elif request.referrer is not None:

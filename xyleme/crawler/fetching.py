@@ -31,6 +31,8 @@ from xyleme.crawler.politeness import host_delay
 if TYPE_CHECKING:
     import aiohttp
 
+    from xyleme.crawler.fetcher import Response
+
 
 class FetchStep:
     """The Crawler's fetch step (a mixin of :class:`~xyleme.crawler.Crawler`, which supplies
@@ -42,7 +44,7 @@ class FetchStep:
         key = request.host
         rules = self.robots.lookup(key, time.monotonic())
         if rules is None:
-            await self._learn_robots(key)
+            await self._learn_robots(key, request)
             self.frontier.finish(request)  # that was a request to the host: keep the delay
             self.frontier.push(request)
             return None
@@ -63,8 +65,9 @@ class FetchStep:
             self.frontier.finish(request, back_off=back_off)
         return outcome
 
-    async def _learn_robots(self, key: str) -> None:
-        """Fetch a host's robots.txt once, however many workers need it at the same time."""
+    async def _learn_robots(self, key: str, via: Request) -> None:
+        """Fetch a host's robots.txt once, however many workers need it at the same time
+        (``via``: the request that needed it first, the crawl log's referrer)."""
         pending = self._robots_pending.get(key)
         if pending is not None:
             await asyncio.shield(pending)
@@ -74,9 +77,7 @@ class FetchStep:
         try:
             rules = await self.robots.fetch(
                 key,
-                lambda url: self.fetcher.get(
-                    url, limit=self.settings.robots_max_bytes, truncate=True
-                ),
+                lambda url: self._robots_get(url, via),
                 lambda url: self.scope.robots_refusal(url) is None,
                 time.monotonic,
             )
@@ -94,6 +95,19 @@ class FetchStep:
             raise
         finally:
             del self._robots_pending[key]
+
+    async def _robots_get(self, url: str, via: Request) -> Response:
+        """One GET on the way to a robots.txt; it has its crawl-log line like any fetch."""
+        started = time.monotonic()
+        try:
+            response = await self.fetcher.get(
+                url, limit=self.settings.robots_max_bytes, truncate=True
+            )
+        except FetchError as error:
+            await self._log_prerequisite(url, via, started, error=error)
+            raise
+        await self._log_prerequisite(url, via, started, response=response)
+        return response
 
     def _delay_of(self, key: str) -> float:
         rules = self.robots.lookup(key, time.monotonic())
@@ -121,6 +135,7 @@ class FetchStep:
     async def _get(self, request: Request) -> tuple[Outcome, float | None]:
         """The GET itself and what its response means; (outcome, back-off seconds)."""
         settings = self.settings
+        started = time.monotonic()
         headers, previous_type = self._validators(request)
         async with self.fetcher.request(request.url, headers) as response:
             status = response.status
@@ -146,7 +161,11 @@ class FetchStep:
                 self.stats.not_modified += 1
                 return Outcome(request, result), None
             if status in BACK_OFF:
-                return self._backed_off(request, result, response.headers.get("Retry-After"))
+                retry = self._backed_off(request, result, response.headers.get("Retry-After"))
+                if retry[0] is None:  # tried again later: this answer has its log line now
+                    result.reason = f"HTTP {status}: tried again in {retry[1]:g} s"
+                    await self._log_fetch(request, result, None, time.monotonic() - started)
+                return retry
             if status in GONE:
                 return self._failed(request, result, f"HTTP {status}", "http_4xx", dead=True), None
             if not 200 <= status < 300:

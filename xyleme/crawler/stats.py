@@ -25,6 +25,8 @@ class CrawlStats:
     robots_fetches: int = 0
     not_modified: int = 0
     changed: int = 0
+    host_fetches: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Fetches per (host key, crawl-log status) since :meth:`take_host_fetches` last ran."""
 
     def count_response(self, status: int | None, page_type: str) -> None:
         """One fetch result was recorded (any outcome)."""
@@ -32,6 +34,19 @@ class CrawlStats:
         if status is not None:
             self.by_status[status] += 1
         self.by_type[page_type] += 1
+
+    def count_fetch(self, host: str, status: int) -> None:
+        """One fetch (its crawl-log line): an HTTP status, or a negative code without one."""
+        self.host_fetches[(host, status)] += 1
+
+    def take_host_fetches(self) -> dict[str, dict[int, int]]:
+        """The fetch counts per host and status since the last call, which are then
+        forgotten: the daemon adds them to the stored counts at each checkpoint."""
+        taken, self.host_fetches = self.host_fetches, Counter()
+        by_host: dict[str, dict[int, int]] = {}
+        for (host, status), count in taken.items():
+            by_host.setdefault(host, {})[status] = count
+        return by_host
 
     def count_bytes(self, wire_bytes: int) -> None:
         """Bytes read off the wire (compressed size)."""
