@@ -51,9 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from loader import Loader, LoaderSettings, LoadOutcome, Validity
 from loader.bodies import md5_of
 from loader.parsing import parse_tree, safe_parser
-from loader.repository import NewVersion
 from metadata import Metadata, MetadataSettings
 from metadata.clock import ManualClock
+from metadata.version_records import NewVersion
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
 

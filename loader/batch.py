@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from loader.admission import LinkAdmission, Refusals
 from loader.interfaces import MetadataPort
 from loader.records import LoadOutcome, LoadResult, VersionInfo
-from loader.repository import DocumentRepository, NewVersion
 from metadata.errors import InvalidURL
 from metadata.types import LoadStatus, PageType
 from metadata.urls import canonicalize_url
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 
 WAITING_STATUSES = frozenset(
     {LoadStatus.WAITING_DTD, LoadStatus.WAITING_ENTITY, LoadStatus.WAITING_SCHEMA}
@@ -87,7 +88,9 @@ class PendingWrites:
     types: list[tuple[int, PageType, str | None]] = field(default_factory=list)
     statuses: list[tuple[int, LoadStatus, str | None]] = field(default_factory=list)
     url_ids: set[int] = field(default_factory=set)
-    link_counts: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    link_counts: dict[tuple[int, int], tuple[tuple[tuple[int, str], ...], int]] = field(
+        default_factory=dict
+    )
 
     def holds(self, url_id: int) -> bool:
         """Whether a write for this document is pending (then flush before loading it again:
@@ -107,12 +110,15 @@ class PendingWrites:
         self.versions.append(new)
         self.links.append((new.url_id, links, dependencies))
 
-    def flush(self, metadata: MetadataPort, repository: DocumentRepository) -> None:
+    def flush(self, metadata: MetadataPort, repository: VersionStore) -> None:
         """Make the pending writes: the metadata's in one transaction, then the versions."""
         if not self.url_ids:
             return
         with metadata.transaction():
-            rows = _link_rows(metadata, self.links, self.admission)
+            named = _link_rows(metadata, self.links, self.admission)
+            rows = [
+                (url_id, [i for i, _ in children], needed) for url_id, children, needed in named
+            ]
             if rows:
                 metadata.set_children_many(rows)
             if self.types:
@@ -124,8 +130,8 @@ class PendingWrites:
             for new, (_, _, needed) in zip(self.versions, rows, strict=True)
         ]
         stored = repository.store_many(versions)
-        for new, info, (_, children, needed) in zip(self.versions, stored, rows, strict=True):
-            self.link_counts[new.url_id, info.version] = (len(children), len(needed))
+        for new, info, (_, children, needed) in zip(self.versions, stored, named, strict=True):
+            self.link_counts[new.url_id, info.version] = (tuple(children), len(needed))
         self.versions, self.links, self.types, self.statuses = [], [], [], []
         self.url_ids = set()
 
@@ -136,15 +142,17 @@ class PendingWrites:
         counts = self.link_counts.get((result.url_id, result.version))
         if counts is None:
             return result
-        return replace(result, links=counts[0], dependencies=counts[1])
+        children, dependencies = counts
+        return replace(result, links=len(children), children=children, dependencies=dependencies)
 
 
 def _link_rows(
     metadata: MetadataPort,
     documents: list[tuple[int, list[str], list[str]]],
     admission: LinkAdmission,
-) -> list[tuple[int, list[int], list[int]]]:
-    """``(url_id, children, dependencies)`` URL-Ids of a batch's documents, from one
+) -> list[tuple[int, list[tuple[int, str]], list[int]]]:
+    """``(url_id, children, dependencies)`` of a batch's documents, the children as
+    ``(URL-Id, canonical URL)`` and the dependencies as URL-Ids, from one
     ``ids_for`` call for all their URLs (canonicalised here; the URLs the metadata manager
     refuses are recorded with the document that named them, as ``ids_for`` does). A link the
     crawl does not admit (``admission``) is recorded as rejected, never given a URL-Id. A
@@ -167,14 +175,14 @@ def _link_rows(
     del wanted
     rows = []
     for (url_id, _, _), (links, needed) in zip(documents, keyed, strict=True):
-        children = [ids.get(key) for key in links]
+        children: dict[int, str] = {}  # in link order, each once, not the document itself
+        for key in links:
+            child = ids.get(key)
+            if child is not None and child != url_id:
+                children.setdefault(child, key)
         found = [ids.get(key) for key in needed if key is not None]
         rows.append(
-            (
-                url_id,
-                [i for i in dict.fromkeys(children) if i is not None and i != url_id],
-                [i for i in dict.fromkeys(found) if i is not None],
-            )
+            (url_id, list(children.items()), [i for i in dict.fromkeys(found) if i is not None])
         )
     return rows
 

@@ -7,6 +7,11 @@ gives them) and the previous good version stays in the repository.
 
 from __future__ import annotations
 
+# The version store's own errors (metadata.errors), named here too for the loader's readers.
+from metadata.errors import DocumentNotFound as DocumentNotFound
+from metadata.errors import RepositoryCorrupt as RepositoryCorrupt
+from metadata.errors import VersionNotFound as VersionNotFound
+
 
 class LoaderError(Exception):
     """Base of every error the loader raises."""
@@ -47,18 +52,6 @@ class DocumentTooDeep(DocumentRejected):
 
 class DependencyFailed(DocumentRejected):
     """A DTD, entity or schema the document needs could not be fetched, or never came."""
-
-
-class DocumentNotFound(LoaderError):
-    """The repository holds no document with that URL-Id or URL."""
-
-
-class RepositoryCorrupt(LoaderError):
-    """The version store cannot be read (a damaged database or a missing body file)."""
-
-
-class VersionNotFound(LoaderError):
-    """The repository holds no such version of the document (never stored, or pruned)."""
 
 
 class QueryError(LoaderError):

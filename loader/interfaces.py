@@ -14,15 +14,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from loader.records import LoadResult
-from metadata.types import LoadStatus, PageType
+from metadata.api import StatusAPI
+from metadata.types import PageType
 
 Body = bytes | Path
 """A fetched body: the bytes, or the path of the file the crawler spooled a large body to."""
-FetchedBody = tuple[int, str, Body, Mapping[str, str], float]
-"""One body handed to the loader: ``(url_id, url, body, headers, fetched_at)``."""
+
+
+class FetchedBody(NamedTuple):
+    """One body handed to the loader, with the MD5 its fetch computed (None: the loader
+    computes it; a body is hashed once on its road from the fetch to the store)."""
+
+    url_id: int
+    url: str
+    body: Body
+    headers: Mapping[str, str]
+    fetched_at: float
+    md5: str | None = None
 
 
 @runtime_checkable
@@ -41,8 +52,22 @@ class DocumentSink(Protocol):
         body: Body,
         headers: Mapping[str, str],
         fetched_at: float,
+        md5: str | None = None,
     ) -> LoadResult:
-        """Parse, validate, store and link one fetched body (or cache it as a dependency)."""
+        """Parse, validate, store and link one fetched body (or cache it as a dependency).
+
+        ``md5`` is the body's MD5 when the caller has it (the crawler hashes as it reads)."""
+        ...
+
+    def load_many(self, fetched: Sequence[FetchedBody]) -> list[LoadResult]:
+        """:meth:`load` each body, in order, with the writes of the batch made together."""
+        ...
+
+    def dependency_arrived(
+        self, url_id: int, url: str, body: Body, fetched_at: float
+    ) -> LoadResult:
+        """A DTD, entity or schema the loader asked for (:class:`DependencyFetcher`) was
+        fetched: cache it and load the documents that waited on it (``LoadResult.retried``)."""
         ...
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
@@ -61,14 +86,16 @@ class DependencyFetcher(Protocol):
     """How the loader asks for a DTD, an external entity or a schema.
 
     ``request`` must not block: the crawler queues ``url`` at priority 0 and, when it has the
-    body, calls :meth:`DocumentSink.load` with it (or :meth:`DocumentSink.dependency_failed`).
+    body, calls :meth:`DocumentSink.dependency_arrived` with it (or
+    :meth:`DocumentSink.dependency_failed`).
     """
 
     def request(self, url: str, referrer_id: int) -> None: ...
 
 
-class MetadataPort(Protocol):
-    """The slice of ``metadata.Metadata`` the loader uses (see docs/interfaces.md)."""
+class MetadataPort(StatusAPI, Protocol):
+    """The slice of ``metadata.Metadata`` the loader uses (see docs/interfaces.md): all of
+    Status-Data (:class:`metadata.StatusAPI`), and these."""
 
     def id_for(self, url: str, create: bool = True) -> int | None: ...
 
@@ -89,21 +116,3 @@ class MetadataPort(Protocol):
     def set_type(self, url_id: int, page_type: PageType, reason: str | None = None) -> None: ...
 
     def set_type_many(self, rows: Iterable[tuple[int, PageType, str | None]]) -> None: ...
-
-    def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None: ...
-
-    def set_status(
-        self,
-        url_id: int,
-        status: LoadStatus,
-        detail: str | None = None,
-        waiting_for: Iterable[int] = (),
-    ) -> None: ...
-
-    def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None: ...
-
-    def statuses(self, url_ids: Iterable[int]) -> dict[int, tuple[LoadStatus, str | None]]: ...
-
-    def waiting_on(self, dependency_id: int) -> list[int]: ...
-
-    def awaited(self, dependency_ids: Iterable[int]) -> set[int]: ...

@@ -40,12 +40,13 @@ from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
 from loader.parking import ParkingLot
 from loader.parsing import ParsedDocument, parse_stream, parse_tree
 from loader.records import Check, LoadOutcome, LoadResult, Validity
-from loader.repository import DocumentRepository, NewVersion
 from loader.revalidation import revalidate
 from loader.schemas import SchemaCheck, SchemaCompiler, check_schema
 from loader.settings import LoaderSettings
 from metadata.clock import Clock
 from metadata.types import LoadStatus, PageType
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 
 _REMEMBERED_DEPENDENCY_IDS = 4096
 
@@ -93,7 +94,7 @@ class Loader:
         self.in_scope = in_scope
         self._admission = LinkAdmission(link_refusal)
         folder = Path(folder)
-        self.repository = DocumentRepository(
+        self.repository = VersionStore(
             folder,
             self.settings.versions_kept,
             file_threshold_bytes=self.settings.stream_threshold_bytes,
@@ -146,12 +147,14 @@ class Loader:
         body: Body,
         headers: Mapping[str, str],
         fetched_at: float,
+        md5: str | None = None,
     ) -> LoadResult:
-        """Load one fetched body: a document, or a dependency the loader asked for."""
-        return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
+        """Load one fetched body: a document, or a dependency the loader asked for.
+        ``md5`` is the body's when the caller computed it (else the loader does)."""
+        return self.load_many([FetchedBody(url_id, url, body, headers, fetched_at, md5)])[0]
 
     def load_many(self, fetched: Iterable[FetchedBody]) -> list[LoadResult]:
-        """Load a batch of ``(url_id, url, body, headers, fetched_at)``, as :meth:`load`
+        """Load a batch of :class:`~loader.interfaces.FetchedBody`, as :meth:`load`
         does each, with the batch's writes made together at its end: the metadata writes
         (children, type, status) in one transaction, then the versions in one of the
         repository. A refusal, a parked document or a dependency writes what is pending
@@ -160,7 +163,7 @@ class Loader:
         fetched = list(fetched)
         with self._batch() as pending:
             pending.reads.expect(item[0] for item in fetched)
-            results = [self._load_one(*item) for item in fetched]
+            results = [self._load_one(FetchedBody(*item)) for item in fetched]
         # Documents a dependency let load were stored in this batch: their link counts are
         # known only now that it is written.
         return [
@@ -208,16 +211,17 @@ class Loader:
             for url_id in url_ids
         }
 
-    def _load_one(
-        self, url_id: int, url: str, body: Body, headers: Mapping[str, str], fetched_at: float
-    ) -> LoadResult:
+    def _load_one(self, fetched: FetchedBody) -> LoadResult:
+        url_id, url, body, headers, fetched_at, md5 = fetched
         if not isinstance(body, bytes):
             body = Path(body)
         state = self._state(url_id)
         content_type = content_type_of(headers)
-        if self._is_dependency(url_id, url, content_type, state):
-            return self._dependency_arrived(url_id, url, body, fetched_at)
-        return self._load_document(url_id, url, body, content_type, fetched_at, state)
+        # A DTD or entity: asked for, already cached, or typed so by its server or suffix (a
+        # schema the loader did not ask for is an XML document like any other).
+        if url_id in self.cache or state.awaited or is_dependency_type(url, content_type):
+            return self.dependency_arrived(url_id, url, body, fetched_at)
+        return self._load_document(url_id, url, body, content_type, fetched_at, state, md5)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """A dependency the crawler could not fetch (``reason``: HTTP 404, robots.txt,
@@ -268,28 +272,24 @@ class Loader:
             return None
         with self._batch() as pending:
             result = self._load_document(
-                url_id, parked.url, parked.body_path, parked.content_type, parked.fetched_at
+                url_id,
+                parked.url,
+                parked.body_path,
+                parked.content_type,
+                parked.fetched_at,
+                md5=parked.md5,
             )
         return pending.finished(result)
 
     # -- internals ----------------------------------------------------------------------
 
-    def _is_dependency(
-        self, url_id: int, url: str, content_type: str | None, state: DocumentState
-    ) -> bool:
-        """A DTD or entity: asked for, already cached, or typed so by its server or suffix.
-
-        A schema the loader did not ask for is an XML document like any other.
-        """
-        if url_id in self.cache or state.awaited:
-            return True
-        return is_dependency_type(url, content_type)
-
-    def _dependency_arrived(
+    def dependency_arrived(
         self, url_id: int, url: str, body: Body, fetched_at: float
     ) -> LoadResult:
+        """A dependency the loader asked for was fetched: cache it, check again the stored
+        documents that use it if it changed, and load the documents waiting on it."""
         self._flush()  # documents loaded earlier in the batch keep their order
-        size = len(body) if isinstance(body, bytes) else body.stat().st_size
+        size = len(body) if isinstance(body, bytes) else Path(body).stat().st_size
         if size > self.settings.max_document_bytes:
             reason = (
                 f"too large ({size} bytes, over the limit of {self.settings.max_document_bytes})"
@@ -303,7 +303,7 @@ class Loader:
                 notes=self._describe(waiters),
                 retried=tuple(waiters),
             )
-        data = body if isinstance(body, bytes) else body.read_bytes()
+        data = body if isinstance(body, bytes) else Path(body).read_bytes()
         earlier = self.cache.md5(url_id) or self.cache.failure(url_id)
         md5 = self.cache.put(url_id, url, data, fetched_at)
         self.metadata.set_type(url_id, PageType.DTD)
@@ -349,11 +349,12 @@ class Loader:
         content_type: str | None,
         fetched_at: float,
         state: DocumentState | None = None,
+        md5: str | None = None,
     ) -> LoadResult:
         if state is None:  # a parked document, retried
             state = self._state(url_id)
         try:
-            return self._parse_and_store(url_id, url, body, content_type, fetched_at, state)
+            return self._parse_and_store(url_id, url, body, content_type, fetched_at, state, md5)
         except DocumentRejected as rejected:
             return self._fail(url_id, rejected)
 
@@ -365,6 +366,7 @@ class Loader:
         content_type: str | None,
         fetched_at: float,
         state: DocumentState,
+        md5: str | None,
     ) -> LoadResult:
         settings = self.settings
         size = len(body) if isinstance(body, bytes) else body.stat().st_size
@@ -372,7 +374,7 @@ class Loader:
             raise DocumentTooLarge(
                 f"document of {size} bytes, over the limit of {settings.max_document_bytes}"
             )
-        md5 = md5_of(body)
+        md5 = md5 or md5_of(body)  # the fetch's, when the crawler hashed the body as it read
         latest = state.latest
         if latest is not None and latest.md5 == md5:
             self._unpark(url_id, state)
@@ -390,11 +392,9 @@ class Loader:
             data = body if isinstance(body, bytes) else body.read_bytes()
             parsed = parse_tree(data, url, content_type, settings, resolver)
             body = data  # the crawler may reuse its spooled file once the batch ends
-        if parsed.missing:
-            return self._park(url_id, url, body, content_type, fetched_at, parsed)
-        schema = self._check_schema(parsed)
-        if schema.missing:
-            return self._park(url_id, url, body, content_type, fetched_at, parsed, schema.missing)
+        if parsed.missing or (schema := self._check_schema(parsed)).missing:
+            missing = None if parsed.missing else schema.missing
+            return self._park(url_id, url, body, content_type, fetched_at, md5, parsed, missing)
         validity = self._validity(parsed, schema)
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
         number = latest.version + 1 if latest is not None else 1
@@ -463,6 +463,7 @@ class Loader:
         body: Body,
         content_type: str | None,
         fetched_at: float,
+        md5: str,
         parsed: ParsedDocument,
         missing_schemas: list[str] | None = None,
     ) -> LoadResult:
@@ -481,7 +482,8 @@ class Loader:
         if None in ids:
             bad = missing[ids.index(None)]
             raise DependencyFailed(f"dependency URL {bad} was refused by the metadata manager")
-        self.parking.park(url_id, url, body, content_type, fetched_at, self.clock.now(), missing)
+        now = self.clock.now()
+        self.parking.park(url_id, url, body, content_type, fetched_at, now, missing, md5)
         detail = "waiting for " + ", ".join(missing)
         self.metadata.set_status(url_id, status, detail, waiting_for=ids)
         for dependency in missing:

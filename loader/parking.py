@@ -30,6 +30,7 @@ class ParkedDocument:
     parked_at: float
     waiting_for: tuple[str, ...]
     requested: tuple[str, ...]
+    md5: str | None = None  # the body's, as fetched (None: parked by an older xyleme)
 
 
 class ParkingLot:
@@ -58,6 +59,7 @@ class ParkingLot:
         fetched_at: float,
         parked_at: float,
         waiting_for: list[str],
+        md5: str | None = None,
     ) -> ParkedDocument:
         """Keep a body until ``waiting_for`` arrive; returns what was recorded.
 
@@ -83,8 +85,10 @@ class ParkingLot:
             earlier.parked_at if earlier else parked_at,
             tuple(waiting_for),
             tuple(requested),
+            md5,
         )
         info = {
+            "md5": md5,
             "url": url,
             "content_type": content_type,
             "fetched_at": fetched_at,
@@ -110,6 +114,7 @@ class ParkingLot:
             info["parked_at"],
             tuple(info["waiting_for"]),
             tuple(info["requested"]),
+            info.get("md5"),
         )
 
     def remove(self, url_id: int) -> None:

@@ -16,6 +16,7 @@ from lxml import etree
 
 from loader.errors import LoaderError, QueryError, QueryTimeout
 from loader.reading import Warehouse
+from metadata import MetadataError
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,7 @@ def query_documents(
             result = query(warehouse.parse(document.url_id))
         except etree.XPathEvalError as error:
             raise QueryError(f"cannot evaluate {expression!r}: {error}") from None
-        except LoaderError:
+        except (LoaderError, MetadataError):
             continue  # a stored version that no longer parses (its DTD left the cache)
         items = result if isinstance(result, list) else [result]
         for item in items:
@@ -98,7 +99,7 @@ def _query_worker(connection, folder: Path, expression, namespaces, url_prefix, 
         warehouse = Warehouse(folder)
         matches = list(query_documents(warehouse, expression, namespaces, url_prefix, limit))
         connection.send(("ok", matches))
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         connection.send(("error", error))
     finally:
         connection.close()

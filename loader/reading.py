@@ -10,9 +10,9 @@ from lxml import etree
 from loader.dependencies import CacheResolver, DependencyCache
 from loader.errors import DocumentNotFound
 from loader.parsing import rejection, safe_parser
-from loader.repository import DocumentRepository
 from loader.settings import LoaderSettings
 from metadata import InvalidURL, canonicalize_url
+from metadata.versions import VersionStore
 
 
 class Warehouse:
@@ -34,7 +34,7 @@ class Warehouse:
         if not folder.is_dir():
             raise DocumentNotFound(f"no document repository at {folder}")
         self.settings = settings or LoaderSettings()
-        self.repository = DocumentRepository(folder, self.settings.versions_kept)
+        self.repository = VersionStore(folder, self.settings.versions_kept)
         self.cache = DependencyCache(folder / "dependencies")
         self.lookup_id = lookup_id
 

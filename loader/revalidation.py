@@ -12,9 +12,9 @@ from collections.abc import Callable
 from loader.errors import DocumentRejected
 from loader.interfaces import MetadataPort
 from loader.records import Validity
-from loader.repository import DocumentRepository
 from loader.settings import LoaderSettings
 from metadata.types import LoadStatus
+from metadata.versions import VersionStore
 
 # A stored body and its URL -> its validity now, or the dependencies to fetch first
 # (raises DocumentRejected when the new dependency makes it unreadable).
@@ -23,7 +23,7 @@ Validate = Callable[[bytes, str], Validity | tuple[str, ...]]
 
 def revalidate(
     dependency_id: int,
-    repository: DocumentRepository,
+    repository: VersionStore,
     metadata: MetadataPort,
     settings: LoaderSettings,
     validate: Validate,

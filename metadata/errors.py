@@ -1,7 +1,16 @@
-"""The named errors of the metadata manager: every failure a caller can act on has its own."""
+"""The named errors of the metadata store: every failure a caller can act on has its own.
+
+The store's backend errors (``sqlite3`` today, PostgreSQL's tomorrow) never leave the store:
+:func:`translated` turns them into :class:`StoreError`, and a full disk into
+:class:`StoreFull`, at the store's boundary, so callers catch the store's errors only.
+"""
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -54,3 +63,60 @@ class UnknownPage(MetadataError):
     def __init__(self, what: int | str) -> None:
         super().__init__(f"no page {what!r} in the repository")
         self.what = what
+
+
+class StoreError(MetadataError):
+    """The database failed under a call (unreadable, locked past its timeout, I/O error).
+
+    ``path`` names the database; the backend's own error is chained as ``__cause__``.
+    """
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = Path(path)
+        self.why = why
+
+    def __reduce__(self) -> tuple[type, tuple[Path, str]]:
+        """Pickled with its two arguments (a query's child process sends it back)."""
+        return type(self), (self.path, self.why)
+
+
+class StoreFull(StoreError):
+    """The disk (or the database's quota) is full: nothing more can be written."""
+
+
+@contextmanager
+def translated(path: str | Path) -> Iterator[None]:
+    """Raise the backend's errors met in the block as :class:`StoreError` or
+    :class:`StoreFull` (our own errors pass through).
+
+    >>> import sqlite3
+    >>> try:
+    ...     with translated("metadata.db"):
+    ...         sqlite3.connect(":memory:").execute("SELECT * FROM nowhere")
+    ... except StoreError as error:
+    ...     print(error)
+    metadata.db: database error (no such table: nowhere)
+    """
+    try:
+        yield
+    except sqlite3.Error as error:
+        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            raise StoreFull(path, f"disk full ({error})") from error
+        raise StoreError(path, f"database error ({error})") from error
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise StoreFull(path, f"disk full ({error})") from error
+        raise
+
+
+class DocumentNotFound(MetadataError):
+    """The version store holds no document with that URL-Id or URL."""
+
+
+class VersionNotFound(MetadataError):
+    """The version store holds no such version of the document (never stored, or pruned)."""
+
+
+class RepositoryCorrupt(StoreError):
+    """The version store cannot be read (a damaged database or a missing body file)."""

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from metadata.encoding import decode_ids, encode_ids
+from metadata.errors import translated
 from metadata.link_matrix import LinkMatrix, link_steps, rechunk
 from metadata.store import Store, connect, require_page, require_pages
 
@@ -91,12 +92,13 @@ class Links(Store):
         """
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        conn = connect(self.path, readonly=True, settings=self.settings)
-        try:
-            conn.execute("BEGIN")  # one snapshot across the steps
-            yield from rechunk(link_steps(conn), chunk_edges)
-        finally:
-            conn.close()
+        with translated(self.path):
+            conn = connect(self.path, readonly=True, settings=self.settings)
+            try:
+                conn.execute("BEGIN")  # one snapshot across the steps
+                yield from rechunk(link_steps(conn), chunk_edges)
+            finally:
+                conn.close()
 
     @contextmanager
     def link_matrix(
@@ -108,9 +110,10 @@ class Links(Store):
         URLs outside it stay out. Read it inside the ``with`` block."""
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        conn = connect(self.path, readonly=True, settings=self.settings)
-        try:
-            conn.execute("BEGIN")
-            yield LinkMatrix.read(conn, chunk_edges, in_scope)
-        finally:
-            conn.close()
+        with translated(self.path):
+            conn = connect(self.path, readonly=True, settings=self.settings)
+            try:
+                conn.execute("BEGIN")
+                yield LinkMatrix.read(conn, chunk_edges, in_scope)
+            finally:
+                conn.close()

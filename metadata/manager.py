@@ -25,7 +25,7 @@ from metadata.ranks import Ranks
 from metadata.settings import MetadataSettings
 from metadata.state import NamedState
 from metadata.status import LoadStatuses
-from metadata.store import check_application, connect
+from metadata.store import check_application, connect, rollback
 
 
 class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks):
@@ -117,7 +117,7 @@ class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks):
                 try:
                     schema.migrate(conn, path)
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    rollback(conn)
                     raise
                 conn.execute("COMMIT")
         except sqlite3.DatabaseError as error:

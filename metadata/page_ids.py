@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from itertools import repeat
 
-from metadata.errors import InvalidURL, UnknownPage
+from metadata.errors import InvalidURL, UnknownPage, translated
 from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
 from metadata.types import RejectedLink
 from metadata.urls import MAX_URL_LENGTH, canonicalize_url
@@ -65,7 +65,7 @@ class PageIds(Store):
                 )
                 known.update(zip(missing, new_ids, strict=True))
             if refused:
-                self._insert_rejected(conn, refused, referrer)
+                self._insert_rejected(conn, [(url, why, referrer) for url, why in refused])
         return [None if key is None else known[key] for key in keys]
 
     def id_for(self, url: str, create: bool = True) -> int | None:
@@ -94,7 +94,15 @@ class PageIds(Store):
         """
         batch = [urls] if isinstance(urls, str) else list(urls)
         with self._write() as conn:
-            self._insert_rejected(conn, [(url, reason) for url in batch], referrer)
+            self._insert_rejected(conn, [(url, reason, referrer) for url in batch])
+
+    def reject_many(self, refusals: Iterable[tuple[str, str, int | None]]) -> None:
+        """Keep many refusals, each ``(url, reason, referrer)``, in one transaction (or in
+        the caller's :meth:`transaction`): a crawler's batch of pages refuses many links."""
+        batch = list(refusals)
+        if batch:
+            with self._write() as conn:
+                self._insert_rejected(conn, batch)
 
     def rejected(self, limit: int = 100) -> list[RejectedLink]:
         """The most recent refusals, newest first."""
@@ -104,12 +112,12 @@ class PageIds(Store):
         return [RejectedLink(*row) for row in rows]
 
     def _insert_rejected(
-        self, conn: sqlite3.Connection, refused: list[tuple[str, str]], referrer: int | None
+        self, conn: sqlite3.Connection, refused: list[tuple[str, str, int | None]]
     ) -> None:
         now = self.clock.now()
         conn.executemany(
             "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
-            [(url[:_REJECTED_URL_CHARS], reason, referrer, now) for url, reason in refused],
+            [(url[:_REJECTED_URL_CHARS], why, referrer, now) for url, why, referrer in refused],
         )
         conn.execute(
             "DELETE FROM rejected WHERE seq <= (SELECT max(seq) FROM rejected) - ?",
@@ -118,7 +126,7 @@ class PageIds(Store):
 
     def max_url_id(self) -> int:
         """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return max_id(self._conn)
 
 

@@ -19,8 +19,15 @@ Tables (one per data module of paper §4, plus bookkeeping):
   checkpoint, for ``xyleme hosts`` (version 3).
 * ``meta`` — the application marker and the schema version.
 
+The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
+too (:data:`VERSIONS_SCHEMA`): ``documents``, ``versions``, ``bodies``, ``changes`` and
+``needs``, with the same ``meta`` bookkeeping. It is a file of its own because it holds the
+bulk (the bodies): the loader's batches of bodies then never hold the write lock the
+crawler's fetch records wait for, and the refresh scans never page through bodies.
+
 ``create_schema`` builds version 1; each later change is a function appended to
-:data:`MIGRATIONS`, so a new database and an old migrated one go through the same steps.
+:data:`MIGRATIONS` (:data:`VERSIONS_MIGRATIONS` for the version store), and :func:`migrate`
+runs either list, so a new database and an old migrated one go through the same steps.
 """
 
 from __future__ import annotations
@@ -31,10 +38,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from metadata.errors import SchemaTooNew
+from metadata.errors import NotARepository, SchemaTooNew
 
 APPLICATION = "xyleme-metadata"
 """The ``meta.application`` marker that tells our database from any other SQLite file."""
+VERSIONS_APPLICATION = "xyleme-versions"
+"""The version store's marker (``documents/versions.db``)."""
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -84,9 +93,54 @@ MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats]
 transaction. Append only; never edit a released migration."""
 
 
-def latest_version() -> int:
-    """The schema version this code writes."""
-    return 1 + len(MIGRATIONS)
+VERSIONS_SCHEMA = """
+CREATE TABLE documents(url_id INTEGER PRIMARY KEY, url TEXT NOT NULL);
+CREATE TABLE versions(
+    url_id INTEGER NOT NULL, version INTEGER NOT NULL, md5 TEXT NOT NULL,
+    fetched_at REAL NOT NULL, size INTEGER NOT NULL, validity TEXT NOT NULL,
+    PRIMARY KEY (url_id, version)) WITHOUT ROWID;
+CREATE TABLE bodies(
+    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body BLOB,
+    PRIMARY KEY (url_id, md5));
+CREATE TABLE changes(
+    seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
+    md5 TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE needs(
+    dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
+    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
+"""
+"""Version 1 of the version store: the tables the loader kept before the store had a
+``meta`` table (a store without one, holding these tables, is version 1)."""
+
+VERSIONS_TABLES = frozenset({"documents", "versions", "bodies", "changes", "needs"})
+
+VERSIONS_MIGRATIONS: list[Migration] = []
+"""The version store's migrations, as :data:`MIGRATIONS` (append only)."""
+
+
+def latest_version(migrations: list[Migration] | None = None) -> int:
+    """The schema version this code writes (with :data:`MIGRATIONS` unless told others)."""
+    return 1 + len(MIGRATIONS if migrations is None else migrations)
+
+
+def prepare_versions(conn: sqlite3.Connection, path: Path) -> None:
+    """Give a version store its version-1 tables and ``meta`` (inside the caller's
+    transaction): an empty file gets the tables; a store made before the ``meta`` table
+    (its five tables, no marker) is stamped version 1; any other file is refused."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" in tables:
+        return
+    if not tables:
+        for statement in VERSIONS_SCHEMA.split(";"):  # not executescript: it would COMMIT
+            if statement.strip():
+                conn.execute(statement)
+    elif not VERSIONS_TABLES.issubset(tables):
+        raise NotARepository(path, "an SQLite database, but not xyleme's version store")
+    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?)",
+        [("application", VERSIONS_APPLICATION), ("schema_version", "1")],
+    )
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
@@ -156,16 +210,19 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def migrate(conn: sqlite3.Connection, path: Path) -> int:
-    """Bring the schema to :func:`latest_version` inside the caller's transaction.
+def migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration] | None = None) -> int:
+    """Bring the schema to :func:`latest_version` inside the caller's transaction, with
+    ``migrations`` (:data:`MIGRATIONS`, or :data:`VERSIONS_MIGRATIONS` for the version store).
 
     Returns the version found before migrating; raises :class:`SchemaTooNew` when the file
     was written by a newer xyleme.
     """
+    migrations = MIGRATIONS if migrations is None else migrations
     found = schema_version(conn)
-    if found > latest_version():
-        raise SchemaTooNew(path, found, latest_version())
-    for version in range(found, latest_version()):
-        MIGRATIONS[version - 1](conn)
+    latest = latest_version(migrations)
+    if found > latest:
+        raise SchemaTooNew(path, found, latest)
+    for version in range(found, latest):
+        migrations[version - 1](conn)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version + 1),))
     return found

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
@@ -23,7 +23,7 @@ import sqlite_utils
 
 from metadata import schema
 from metadata.clock import Clock
-from metadata.errors import MetadataError, NotARepository, UnknownPage
+from metadata.errors import MetadataError, NotARepository, UnknownPage, translated
 from metadata.settings import MetadataSettings
 
 LOOKUP_CHUNK = 900  # URLs per "WHERE url IN (...)" probe
@@ -53,6 +53,7 @@ class Store:
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
         self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
         self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
+        self._committed: list[Callable[[], None]] = []  # run after the transaction commits
 
     def close(self) -> None:
         """Close the connections (committed data is already safe)."""
@@ -73,24 +74,34 @@ class Store:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of the block commits, or none of it.
 
-        Inside :meth:`transaction` the block joins the outer transaction instead.
+        Inside :meth:`transaction` the block joins the outer transaction instead. The
+        callbacks given to :meth:`_after_commit` in the block run once the outermost
+        transaction has committed. Database errors leave as :class:`StoreError`.
         """
         if self.readonly:
             raise MetadataError(f"{self.path}: opened read-only, cannot write")
-        with self._lock:
+        with self._lock, translated(self.path):
             if self._open_transactions:
                 yield self._conn
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             self._open_transactions += 1
+            self._committed = []
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                rollback(self._conn)
                 raise
             finally:
                 self._open_transactions -= 1
             self._conn.execute("COMMIT")
+            for callback in self._committed:
+                callback()
+
+    def _after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after the write transaction in progress commits (never if it
+        rolls back): what must follow a commit, such as removing a file no row names now."""
+        self._committed.append(callback)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -117,12 +128,12 @@ class Store:
 
     def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
         """The first row of a one-statement query, or None."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return self._conn.execute(sql, params).fetchone()
 
     def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Every row of a one-statement query."""
-        with self._lock:
+        with self._lock, translated(self.path):
             return self._conn.execute(sql, params).fetchall()
 
     def _scan(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
@@ -132,7 +143,7 @@ class Store:
         would hold the writers (the crawler's, on the daemon's event loop) for all that time.
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
-        with self._scan_lock:
+        with self._scan_lock, translated(self.path):
             return self._scan_connection().execute(sql, params).fetchall()
 
     def _scan_connection(self) -> sqlite3.Connection:
@@ -158,7 +169,7 @@ class Store:
         ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
         (0, 0)
         """
-        with self._scan_lock:
+        with self._scan_lock, translated(self.path):
             scanner = self._scan_connection()
             if scanner.in_transaction:  # an outer snapshot() of this thread
                 yield
@@ -172,7 +183,7 @@ class Store:
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot for a read that takes several statements."""
-        with self._lock:
+        with self._lock, translated(self.path):
             self._conn.execute("BEGIN")
             try:
                 yield self._conn
@@ -197,6 +208,13 @@ def connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlite
         conn.close()
         raise NotARepository(path, f"not an SQLite database, or corrupt ({error})") from None
     return conn
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End a failed transaction, unless SQLite already rolled it back (it does on a full
+    disk or an I/O error: a second ROLLBACK would hide that error behind its own)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def check_application(db: sqlite_utils.Database, path: Path) -> None:

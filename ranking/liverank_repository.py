@@ -9,10 +9,10 @@ HTML, XML or DTD, dead when DEAD (an ERROR is transient and stays unknown).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import numpy as np
 
+from conventions.hosts import host_keys
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, UNKNOWN_ANSWER
 from ranking.liverank_graph import LinkGraph
@@ -49,8 +49,7 @@ def load_snapshot(md: Metadata, *, answered_since: float | None = None) -> Repos
         keep = (src >= 0) & (dst >= 0)
         sources.append(src[keep])
         targets.append(dst[keep])
-    host_names = [urlsplit(url).hostname or "" for url in md.urls_of(url_ids.tolist())]
-    _, hosts = np.unique(np.array(host_names, dtype=object), return_inverse=True)
+    hosts = host_keys(md.urls_of(url_ids.tolist()))
     graph = LinkGraph.from_edges(
         np.concatenate(sources) if sources else np.empty(0, dtype=np.int64),
         np.concatenate(targets) if targets else np.empty(0, dtype=np.int64),

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import numpy as np
 
+from conventions.hosts import host_keys as host_keys  # the callers' one host key
 from refresh.change_rates import estimate_change_rates, group_prior
 from refresh.estimators import EstimateKind
 from refresh.observations import ObservationBatch
@@ -125,12 +125,6 @@ def time_averaged_obsolescence(
     area = span * ((low + high) / 2 - at)  # ∫ (s − at) ds over [low, high]
     rows = np.searchsorted(np.asarray(ids), np.asarray(history["id"]))[page]
     return float(np.sum(np.asarray(weight, dtype=np.float64)[rows] * area) / (end - start))
-
-
-def host_keys(urls: list[str]) -> np.ndarray:
-    """An integer per page naming its host (for the per-host checks and priors)."""
-    hosts = np.array([urlsplit(url).hostname or "" for url in urls], dtype=object)
-    return np.unique(hosts.astype(str), return_inverse=True)[1].ravel()
 
 
 def estimate_view_rates(

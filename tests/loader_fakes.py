@@ -83,6 +83,9 @@ class FakeMetadata:
     def statuses(self, url_ids):
         return {i: self.status_rows[i] for i in url_ids if i in self.status_rows}
 
+    def waiting_for(self, url_id: int) -> list[int]:
+        return list(self.waiting.get(url_id, ()))
+
     def waiting_on(self, dependency_id: int) -> list[int]:
         return sorted(d for d, deps in self.waiting.items() if dependency_id in deps)
 
@@ -138,3 +141,14 @@ def xyleme(repo, *args) -> Ran:
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+class OneByOneSink:
+    """The batch and dependency calls of a DocumentSink, made of the subclass's ``load``
+    (the crawler's tests record what ``load`` is handed)."""
+
+    def load_many(self, fetched):
+        return [self.load(*item[:5]) for item in fetched]
+
+    def dependency_arrived(self, url_id, url, body, fetched_at):
+        return self.load(url_id, url, body, {"Content-Type": "application/xml-dtd"}, fetched_at)

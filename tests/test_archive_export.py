@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from loader import Validity
-from loader.repository import DocumentRepository
+from metadata.versions import VersionStore
 from tests import crawler_fixtures
 from tests.archive_fixtures import archived_crawl
 from xyleme.archive.export_documents import MANIFEST, file_name, write_folder
@@ -63,7 +63,7 @@ def test_export_warc_without_an_archive_says_so(tmp_path):
 def stored(tmp_path):
     """A repository with two documents, one of them in three versions."""
     repo = tmp_path / "repo"
-    documents = DocumentRepository(repo / "documents")
+    documents = VersionStore(repo / "documents")
     for version in range(3):
         body = f"<doc n='{version}'>é</doc>".encode()
         documents.store(
@@ -120,7 +120,7 @@ def test_bad_combinations_are_usage_errors(stored):
 
 
 def test_two_urls_with_one_safe_name_never_overwrite(tmp_path):
-    documents = DocumentRepository(tmp_path / "documents")
+    documents = VersionStore(tmp_path / "documents")
     documents.store(1, "http://a.test/a b.xml", b"<one/>", "1" * 32, 0.0, Validity())
     documents.store(2, "http://a.test/a_b.xml", b"<two/>", "2" * 32, 0.0, Validity())
     write_folder(documents, tmp_path / "out", all_versions=False)
@@ -129,7 +129,7 @@ def test_two_urls_with_one_safe_name_never_overwrite(tmp_path):
 
 
 def test_a_big_repository_exports_in_constant_memory(tmp_path):
-    documents = DocumentRepository(tmp_path / "documents")
+    documents = VersionStore(tmp_path / "documents")
     body = b"<doc>" + b"x" * 50_000 + b"</doc>"
     for url_id in range(1, 401):
         documents.store(

@@ -19,6 +19,7 @@ from metadata import PageType
 from tests import crawler_fixtures
 from tests.crawler_fixtures import FAST, make_crawler
 from tests.crawler_site import Page
+from tests.loader_fakes import OneByOneSink
 from xyleme import signals
 from xyleme.crawler import Level, Scope
 
@@ -374,7 +375,7 @@ async def test_gzip_pages_are_decoded_and_their_links_followed(site, md):
 # ---------------------------------------------------------------------- XML and the loader
 
 
-class RecordingSink:
+class RecordingSink(OneByOneSink):
     """The loader's DocumentSink contract: synchronous calls (the crawler runs them in a
     worker thread)."""
 

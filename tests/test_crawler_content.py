@@ -13,6 +13,7 @@ from loader import LoadOutcome, LoadResult
 from metadata import PAGE_TYPE_CODE, FetchResult, PageType
 from tests import crawler_fixtures
 from tests.crawler_site import Page
+from tests.loader_fakes import OneByOneSink
 from xyleme.config import ConfigError, config_from_mapping
 from xyleme.crawler import CrawlerSettings, Level
 from xyleme.crawler.content import classify, declared_kind, forbids_sniffing, parse_mime_type
@@ -149,7 +150,7 @@ def test_the_default_deny_list_is_binary_media_only_and_configurable():
 # ---------------------------------------------------------------------- crawls
 
 
-class RecordingSink:
+class RecordingSink(OneByOneSink):
     """The loader's DocumentSink: keeps what it is handed."""
 
     def __init__(self):

@@ -16,6 +16,7 @@ from loader import Loader
 from metadata import LoadStatus, PageType
 from tests import crawler_fixtures
 from tests.crawler_site import Page
+from tests.loader_fakes import OneByOneSink
 from xyleme.crawler import Crawler, CrawlerSettings
 from xyleme.crawler.fetcher import SPOOLED_BODIES, Fetcher, FetchError
 
@@ -93,7 +94,7 @@ async def test_an_out_of_scope_canonical_is_not_recorded(site, md):
 # ---------------------------------------------------------------------- spooled bodies
 
 
-class SpoolCheckingSink:
+class SpoolCheckingSink(OneByOneSink):
     """Records how each body arrived; optionally fails, as a loader bug would."""
 
     def __init__(self, fail: bool = False):

@@ -2,12 +2,11 @@
 
 import json
 import signal
-import sqlite3
 
 import pytest
 from click.testing import CliRunner
 
-from metadata import FetchResult, Metadata, PageType
+from metadata import FetchResult, Metadata, PageType, StoreFull
 from metadata.clock import ManualClock
 from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme import commands
@@ -140,15 +139,15 @@ def test_an_unanswered_command_is_withdrawn(repo):
 async def test_a_full_disk_stops_the_daemon_with_a_clear_message(repo, monkeypatch):
     daemon = Daemon(repo, Config(), clock=ManualClock(1_000.0))
     daemon.open()
-    full = sqlite3.OperationalError("database or disk is full")
-    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    full = StoreFull(daemon.md.path, "disk full (database or disk is full)")
 
     def no_space(*_args):
-        raise full
+        raise full  # what the store raises for SQLite's SQLITE_FULL
 
     monkeypatch.setattr(daemon.md, "put_state", no_space)
     await daemon._run_job(daemon._checkpoint_job)
-    assert daemon.failure == "cannot write to the repository: database or disk is full"
+    assert daemon.failure == f"cannot write to the repository: {full}"
+    assert "metadata.db: disk full (database or disk is full)" in daemon.failure
     daemon.close()  # its last checkpoint fails the same way: no exception, the lock is free
     with Metadata.open(repo / "metadata.db", readonly=True) as md:
         assert md.get_state("clock") is not None  # the checkpoint of the start is intact

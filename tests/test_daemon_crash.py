@@ -6,8 +6,8 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from loader.repository import DocumentRepository
 from metadata import FetchResult, Metadata, PageType
+from metadata.versions import VersionStore
 from tests.daemon_fixtures import (
     FAST_CRAWL,
     RunningDaemon,
@@ -84,7 +84,7 @@ def xml_reads_and_versions(repo) -> tuple[dict[int, str], dict[int, str]]:
     latest version in the loader's repository."""
     with Metadata.open(repo / "metadata.db", readonly=True) as md:
         read = md.content_md5s(PageType.XML)
-    versions = DocumentRepository(repo / "documents")
+    versions = VersionStore(repo / "documents")
     try:
         latest = {change.url_id: change.md5 for change in versions.changes()}
     finally:

@@ -8,9 +8,9 @@ import contextlib
 import pytest
 
 from loader import Check, Loader, LoadOutcome
-from loader.repository import DocumentRepository
 from metadata import LoadStatus, Metadata, PageType
 from metadata.clock import ManualClock
+from metadata.versions import VersionStore
 from tests.loader_fakes import FakeFetcher
 
 BASE = "http://batch.test/"
@@ -113,9 +113,9 @@ def test_a_batch_writes_its_metadata_in_one_transaction_and_its_versions_in_one(
     md = CountingMetadata.create(tmp_path / "metadata.db", clock=ManualClock(0.0))
     loader = Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(0.0))
     batches = []
-    store_many = DocumentRepository.store_many
+    store_many = VersionStore.store_many
     monkeypatch.setattr(
-        DocumentRepository,
+        VersionStore,
         "store_many",
         lambda self, versions: batches.append(len(versions)) or store_many(self, versions),
     )

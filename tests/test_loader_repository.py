@@ -9,8 +9,9 @@ import pytest
 
 from loader import Check, Loader, LoaderSettings, LoadOutcome, Validity
 from loader.errors import DocumentNotFound, RepositoryCorrupt, VersionNotFound
-from loader.repository import DocumentRepository, NewVersion
 from metadata.clock import ManualClock
+from metadata.version_records import NewVersion
+from metadata.versions import VersionStore
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 URL = "http://xml.test/prices.xml"
@@ -18,7 +19,7 @@ URL = "http://xml.test/prices.xml"
 
 @pytest.fixture
 def repository(tmp_path):
-    return DocumentRepository(tmp_path / "documents", versions_kept=3)
+    return VersionStore(tmp_path / "documents", versions_kept=3)
 
 
 def store(repository, body: bytes, at: float, url_id: int = 7):
@@ -85,7 +86,7 @@ def test_a_batch_is_stored_in_one_transaction(repository):
 
 
 def test_large_bodies_are_kept_in_files_of_their_own(tmp_path):
-    repository = DocumentRepository(tmp_path / "documents", 2, file_threshold_bytes=100)
+    repository = VersionStore(tmp_path / "documents", 2, file_threshold_bytes=100)
     spooled = tmp_path / "spooled.xml"
     spooled.write_bytes(b"<r>" + b"x" * 200 + b"</r>")
     store_path(repository, spooled)
@@ -100,13 +101,13 @@ def test_a_corrupt_store_is_a_clear_error(tmp_path):
     folder = tmp_path / "documents"
     folder.mkdir()
     (folder / "versions.db").write_bytes(b"this is not a database" * 100)
-    repository = DocumentRepository(folder)
+    repository = VersionStore(folder)
     with pytest.raises(RepositoryCorrupt, match=r"versions\.db: unreadable version store"):
         repository.latest(7)
 
 
 def test_a_missing_body_file_is_a_clear_error(tmp_path):
-    repository = DocumentRepository(tmp_path / "documents", file_threshold_bytes=10)
+    repository = VersionStore(tmp_path / "documents", file_threshold_bytes=10)
     store(repository, b"<p>a long enough body</p>", 1.0)
     for path in (tmp_path / "documents" / "bodies").rglob("*.xml"):
         path.unlink()

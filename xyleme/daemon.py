@@ -34,7 +34,6 @@ import importlib
 import inspect
 import logging
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -47,6 +46,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from metadata.clock import Clock
+from metadata.errors import StoreError, StoreFull
 from metadata.reports import write_host_stats
 from ranking import RankingCancelled, RankingError
 from ranking.opic import OPIC
@@ -639,7 +639,7 @@ class Daemon:
         """Run the commands the CLI queued while we hold the repository, and answer them."""
         try:
             pending = commands.take_pending(self.md)
-        except sqlite3.OperationalError as error:
+        except StoreError as error:
             log.warning("could not read the command table: %s", error)
             return
         for command_id, name, args in pending:
@@ -792,8 +792,8 @@ class Daemon:
 
 def _disk_full(error: BaseException) -> bool:
     """Whether ``error`` says the disk (or the database's quota) is full."""
-    if isinstance(error, sqlite3.Error):
-        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    if isinstance(error, StoreFull):
+        return True
     return isinstance(error, OSError) and error.errno == errno.ENOSPC
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -101,11 +101,12 @@ class LoaderSink:
         body: Body,
         headers: Mapping[str, str],
         fetched_at: float,
+        md5: str | None = None,
     ) -> LoadResult:
         """Load one body (the crawler calls it from its worker thread)."""
-        return self.load_many([(url_id, url, body, headers, fetched_at)])[0]
+        return self.load_many([FetchedBody(url_id, url, body, headers, fetched_at, md5)])[0]
 
-    def load_many(self, fetched: list[FetchedBody]) -> list[LoadResult]:
+    def load_many(self, fetched: Sequence[FetchedBody]) -> list[LoadResult]:
         """Load a batch of bodies (the crawler's hand-off drains its queue into batches)."""
         results = self._locked(self.loader.load_many, fetched)
         for (_, url, *_), result in zip(fetched, results, strict=True):
@@ -114,6 +115,12 @@ class LoaderSink:
             elif result.outcome is LoadOutcome.FAILED:
                 log.info("document %s refused: %s", url, result.reason)
         return results
+
+    def dependency_arrived(
+        self, url_id: int, url: str, body: Body, fetched_at: float
+    ) -> LoadResult:
+        """A DTD or entity the loader asked for arrived: its waiting documents load."""
+        return self._locked(self.loader.dependency_arrived, url_id, url, body, fetched_at)
 
     def dependency_failed(self, url_id: int, url: str, reason: str) -> list[LoadResult]:
         """A DTD or entity could not be fetched: its waiting documents fail."""

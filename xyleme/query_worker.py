@@ -49,12 +49,13 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     """The page of matches ``offset .. offset + limit`` and whether more follow."""
     from loader import LoaderError, Warehouse  # imported by main() at the lowest priority
     from loader.query import query_documents
+    from metadata import MetadataError
 
     offset, limit = int(request["offset"]), int(request["limit"])
     try:
         warehouse = Warehouse(Path(request["folder"]))
         matches = list(query_documents(warehouse, request["xpath"], limit=offset + limit + 1))
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:  # the version store's own errors too
         return {"error": str(error)}
     except MemoryError:
         return {"error": f"the query ran out of its memory limit ({request['memory_mb']} MiB)"}

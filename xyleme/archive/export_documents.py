@@ -20,7 +20,8 @@ from typing import IO
 from urllib.parse import unquote, urlsplit
 
 from loader.records import VersionInfo
-from loader.repository import DocumentRepository, StoredDocument
+from metadata.version_records import StoredDocument
+from metadata.versions import VersionStore
 
 MANIFEST = "manifest.jsonl"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -28,7 +29,7 @@ _MAX_NAME = 120  # bytes of a name part kept before it is shortened with a hash
 
 
 def versions(
-    repository: DocumentRepository, *, all_versions: bool, url_prefix: str = ""
+    repository: VersionStore, *, all_versions: bool, url_prefix: str = ""
 ) -> Iterator[tuple[StoredDocument, VersionInfo]]:
     """(document, version) pairs, by URL-Id, oldest version first; the latest only unless
     ``all_versions``."""
@@ -53,7 +54,7 @@ def metadata_of(document: StoredDocument, info: VersionInfo) -> dict:
 
 
 def write_jsonl(
-    repository: DocumentRepository, out: IO[str], *, all_versions: bool, url_prefix: str = ""
+    repository: VersionStore, out: IO[str], *, all_versions: bool, url_prefix: str = ""
 ) -> int:
     """Every chosen version as one JSON object per line; returns the count."""
     count = 0
@@ -70,7 +71,7 @@ def write_jsonl(
 
 
 def write_folder(
-    repository: DocumentRepository, folder: Path, *, all_versions: bool, url_prefix: str = ""
+    repository: VersionStore, folder: Path, *, all_versions: bool, url_prefix: str = ""
 ) -> int:
     """Every chosen version as a file under ``folder`` (which must be new or empty), with a
     ``manifest.jsonl``; returns the count."""

@@ -10,9 +10,9 @@ import logging
 import uuid
 from pathlib import Path
 
+from metadata.revisits import RevisitIndex, Stored
 from xyleme.archive.crawllog import RotatingLog, format_line
 from xyleme.archive.exchange import Exchange, Fetch
-from xyleme.archive.index import RevisitIndex, Stored
 from xyleme.archive.records import (
     payload_of,
     request_record,

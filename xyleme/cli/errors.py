@@ -3,7 +3,6 @@ raise (exit 1). This module defines no command."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from metadata import InvalidURL, MetadataError
+from metadata import InvalidURL, MetadataError, StoreError
 from xyleme.config import explain
 
 
@@ -28,10 +27,10 @@ def repository_errors(database: Path) -> Iterator[None]:
         yield
     except InvalidURL as error:
         raise click.ClickException(f"{error.url!r} is not a valid URL: {error.reason}") from None
+    except StoreError as error:
+        raise click.ClickException(f"{database}: unreadable database ({error.why})") from None
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise click.ClickException(f"{database}: unreadable database ({error})") from None
 
 
 @contextmanager

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from loader.errors import LoaderError
-from loader.repository import DocumentRepository
+from metadata import MetadataError
+from metadata.versions import VersionStore
 from xyleme.config import CONFIG_FILE, ConfigError, load_config
 
 ARCHIVE_KINDS = ("warc", "documents")
@@ -43,7 +44,7 @@ def archive_export(
         raise click.ClickException(f"no stored documents in {folder} (is it a repository?)")
     from xyleme.archive.export_documents import write_folder, write_jsonl
 
-    repo = DocumentRepository(folder, config.loader.versions_kept)
+    repo = VersionStore(folder, config.loader.versions_kept)
     try:
         if fmt == "folder":
             if output == "-":
@@ -56,7 +57,7 @@ def archive_export(
                 count = write_jsonl(repo, out, all_versions=all_versions, url_prefix=url_prefix)
         else:
             raise click.UsageError(f"export documents writes jsonl or folder, not {fmt}")
-    except (LoaderError, FileExistsError, OSError) as error:
+    except (LoaderError, MetadataError, FileExistsError, OSError) as error:
         raise click.ClickException(str(error)) from None
     finally:
         repo.close()

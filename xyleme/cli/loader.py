@@ -38,7 +38,7 @@ def _warehouse(ctx: click.Context) -> Warehouse:
 
     try:
         return Warehouse(repo / "documents", lookup_id=lookup)
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
 
 
@@ -122,7 +122,7 @@ def doc(ctx: click.Context, url: str, version: int | None, list_versions: bool) 
                 )
             return
         sys.stdout.buffer.write(warehouse.repository.read(url_id, version))
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
 
 
@@ -142,7 +142,7 @@ def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int
     warehouse = _warehouse(ctx)
     try:
         lines = diff_versions(warehouse, warehouse.document_id(url), from_version, to_version)
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     click.echo("\n".join(lines) if lines else "no change (canonical forms are equal)")
 
@@ -162,7 +162,7 @@ def changes(ctx: click.Context, since: float, as_json: bool) -> None:
     warehouse = _warehouse(ctx)
     try:
         found = list(warehouse.repository.changes(since))
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     for change in found:
         if as_json:
@@ -226,7 +226,7 @@ def query(
             limit,
             timeout,
         )
-    except LoaderError as error:
+    except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     if as_json:
         click.echo(json.dumps([m.as_dict() for m in matches], indent=2))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import click
 import numpy as np
@@ -42,7 +41,7 @@ def opic_command(ctx: click.Context, limit: int, unread: bool, as_json: bool) ->
                 known = np.flatnonzero(opic.weights() > 0)
                 ids = known[np.argsort(-estimates[known], kind="stable")[:limit]]
             urls = md.urls_of(ids.tolist())
-    except (CorruptSnapshot, MetadataError, sqlite3.DatabaseError) as error:
+    except (CorruptSnapshot, MetadataError) as error:  # StoreError is a MetadataError
         raise click.ClickException(f"{path}: {error}") from None
     cash, reads = opic.cash(ids), opic.reads()[ids]
     rows = [

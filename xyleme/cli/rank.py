@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import math
-import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -248,7 +247,7 @@ def show(ctx: click.Context, url: str, as_json: bool) -> None:
             canonical = md.url_of(url_id)
         except InvalidURL as error:
             raise click.ClickException(f"{url!r} is not a valid URL: {error.reason}") from None
-        except (MetadataError, sqlite3.DatabaseError) as error:
+        except MetadataError as error:  # StoreError included
             raise click.ClickException(str(error)) from None
         view = md.refresh_view()
     row = int(np.searchsorted(view["id"], url_id))

@@ -9,18 +9,18 @@ import asyncio
 import functools
 import logging
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conventions.hosts import host_key
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
-from xyleme.crawler.frontier import Level, Request, host_key
+from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Sequence
 
     from loader import LoadResult
 
@@ -181,23 +181,39 @@ class LinkAdmission:
                 rejects.append((link, reason))
         return kept, rejects
 
-    def _scout(self, links: Iterable[str], parent: Request) -> None:
-        """Queue a page's unseen links at level 3, unless their host's page budget is spent.
+    def _scout(
+        self,
+        links: Sequence[str],
+        referrer: int | None,
+        depth: int,
+        ids: Sequence[int | None] | None = None,
+    ) -> None:
+        """Queue the unseen links of a page (``referrer``, found at ``depth``) at level 3,
+        unless their host's page budget is spent.
 
-        A link its host's robots.txt (already known) disallows is recorded at once, without
-        a trip through the queue and a worker.
+        ``ids`` are the links' URL-Ids when known (an XML document's children, from the
+        loader): their requests carry them, so nothing looks them up again. A link its
+        host's robots.txt (already known) disallows is recorded at once, without a trip
+        through the queue and a worker; the links over budget are recorded together.
         """
         now = time.monotonic()
-        for link in links:
+        over_budget: list[tuple[str, str, int | None]] = []
+        known = ids if ids is not None else [None] * len(links)
+        for link, url_id in zip(links, known, strict=True):
             if not self.seen.add(link):
                 continue
             key = host_key(link)
             if self._budget.spent(key):
                 self.stats.count_rejected(self._budget.reason)
-                self.metadata.reject(link, self._budget.reason, parent.url_id)
+                over_budget.append((link, self._budget.reason, referrer))
                 continue
             request = Request(
-                link, Level.SCOUTING, referrer=parent.url_id, depth=parent.depth + 1, host=key
+                link,
+                Level.SCOUTING,
+                url_id=url_id,
+                referrer=referrer,
+                depth=depth + 1,
+                host=key,
             )
             rules = self.robots.lookup(key, now)
             refusal = rules and rules.refusal(link, self.settings.robots_agent)
@@ -207,30 +223,31 @@ class LinkAdmission:
                 self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
             else:
                 self.frontier.push(request)
+        self.metadata.reject_many(over_budget)
 
-    def _loaded(self, result: LoadResult, request: Request | None) -> None:
-        """A document the loader stored: queue its links (the loader found them, §3).
+    def _loaded(self, result: LoadResult, depth: int) -> None:
+        """A document the loader stored: queue its links (the loader found them, §3) as found
+        at ``depth``, the depth of the request that brought the body.
 
         A dependency's result carries the documents that waited on it (``retried``): their
-        links are followed too, from the depth of the request that brought the dependency,
-        or from a seed's depth when the dependency could not be had (``request`` None).
+        links are followed too, from the depth of the dependency's request (a seed's depth,
+        0, when the dependency could not be had).
         """
         for retried in result.retried:
-            self._loaded(retried, request and replace(request, url_id=retried.url_id))
+            self._loaded(retried, depth)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
-        if request is None:  # the document itself, loaded when its dependency failed
-            url = self.metadata.url_of(result.url_id)
-            request = Request(url, Level.SCOUTING, url_id=result.url_id)
-        if request.depth >= self.settings.max_scout_depth:
+        if depth >= self.settings.max_scout_depth:
             return
-        links = self.metadata.urls_of(self.metadata.children(result.url_id).tolist())
-        follow = []
-        for link in links:
-            reason = self._link_refusal(link)
+        follow: list[tuple[int, str]] = []
+        refused: list[tuple[str, str, int | None]] = []
+        for child in result.children:  # the loader's admitted links: (URL-Id, URL)
+            reason = self._link_refusal(child[1])
             if reason is None:
-                follow.append(link)
-            elif self.seen.add(link):
+                follow.append(child)
+            elif self.seen.add(child[1]):
                 self.stats.count_rejected(reason)
-                self.metadata.reject(link, reason, result.url_id)
-        self._scout(follow, request)
+                refused.append((child[1], reason, result.url_id))
+        self.metadata.reject_many(refused)
+        urls, ids = [url for _, url in follow], [url_id for url_id, _ in follow]
+        self._scout(urls, result.url_id, depth, ids)

@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
 
+from conventions.hosts import host_key
 from xyleme.crawler.politeness import HostSlot, Timers
 
 
@@ -29,18 +30,6 @@ class Level(IntEnum):
     DISCOVERY = 2
     SCOUTING = 3
     BACKGROUND = 4
-
-
-def host_key(url: str) -> str:
-    """The politeness and robots.txt key of a canonical URL: ``scheme://host[:port]``.
-
-    Plain string slicing (canonical URLs always have a path): it runs for every link.
-
-    >>> host_key("http://a.example:8080/x?y")
-    'http://a.example:8080'
-    """
-    end = url.find("/", url.find("//") + 2)
-    return url if end < 0 else url[:end]
 
 
 @dataclass(slots=True, eq=False)

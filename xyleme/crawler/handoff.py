@@ -6,21 +6,22 @@ already committed the fetch (type XML or DTD). The lane keeps them in order, off
 loop, and tells the crawler what each load found so it can queue the document's links.
 
 The bodies queued while the loader was busy go to it together, up to :data:`BATCH` at a time,
-through the sink's ``load_many`` when it has one (``loader.Loader`` does: a batch makes its
-writes in two transactions, where one load at a time makes two per document). A batch that
-raises is loaded again one body at a time, so one bad body costs only its own load.
+through the sink's ``load_many`` (a batch makes its writes in two transactions, where one
+load at a time makes two per document), each with the MD5 the fetch computed. A batch that
+raises is loaded again one body at a time, so one bad body costs only its own load. A DTD,
+entity or schema the loader asked for goes straight back to it (``dependency_arrived``), and
+each load reports the scouting depth of its document's request, nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from loader import DocumentSink
-from loader.interfaces import Body
+from loader import DocumentSink, LoadResult
+from loader.interfaces import Body, FetchedBody
 from xyleme.crawler.fetcher import discard_spooled
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,21 @@ BATCH = 100
 
 @dataclass(slots=True)
 class _Load:
+    fetched: FetchedBody
+    depth: int  # the scouting depth of the document's request
+
+    @property
+    def body(self) -> Body:
+        return self.fetched.body
+
+
+@dataclass(slots=True)
+class _Dependency:
     url_id: int
     url: str
     body: Body
-    headers: Mapping[str, str]
     fetched_at: float
-    context: Any
+    depth: int
 
 
 @dataclass(slots=True)
@@ -47,23 +57,24 @@ class _Failure:
 
 
 class LoaderLane:
-    """A queue of bodies (and failed dependencies) for the loader, served by one task.
+    """A queue of bodies (and dependencies, fetched or failed) for the loader, served by one
+    task.
 
-    ``on_loaded(result, context)`` runs on the event loop after each ``load``, and for each
-    document a failed dependency let load (context None); ``on_done()`` after each item, so
-    the crawler can tell when all work is over.
+    ``on_loaded(result, depth)`` runs on the event loop after each load, with the depth of
+    the request that brought the body (0 for the documents a failed dependency let load);
+    ``on_done()`` after each item, so the crawler can tell when all work is over.
     """
 
     def __init__(
         self,
         sink: DocumentSink,
-        on_loaded: Callable[[Any, Any], None],
+        on_loaded: Callable[[LoadResult, int], None],
         on_done: Callable[[], None],
     ) -> None:
         self.sink = sink
         self._on_loaded = on_loaded
         self._on_done = on_done
-        self._queue: asyncio.Queue[_Load | _Failure | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Load | _Dependency | _Failure | None] = asyncio.Queue()
         self._task: asyncio.Task | None = None
         self._served = asyncio.Event()
         self.pending = 0
@@ -72,10 +83,16 @@ class LoaderLane:
         """Start serving the queue (on the running loop)."""
         self._task = asyncio.create_task(self._serve(), name="xyro-loader-lane")
 
-    def load(self, url_id: int, url: str, body: Body, headers, fetched_at: float, context):
-        """Queue a body for ``sink.load``; a spooled body's file is removed after the load."""
+    def load(self, fetched: FetchedBody, depth: int) -> None:
+        """Queue a body for ``sink.load_many``; a spooled body's file is removed after the
+        load."""
         self.pending += 1
-        self._queue.put_nowait(_Load(url_id, url, body, headers, fetched_at, context))
+        self._queue.put_nowait(_Load(fetched, depth))
+
+    def dependency(self, url_id: int, url: str, body: Body, fetched_at: float, depth: int) -> None:
+        """Queue a DTD, entity or schema the loader asked for (``sink.dependency_arrived``)."""
+        self.pending += 1
+        self._queue.put_nowait(_Dependency(url_id, url, body, fetched_at, depth))
 
     def fail(self, url_id: int, url: str, reason: str) -> None:
         """Queue ``sink.dependency_failed`` for a DTD or entity that could not be fetched."""
@@ -102,17 +119,20 @@ class LoaderLane:
         finally:  # cancelled: the bodies still queued will never load
             while not self._queue.empty():
                 item = self._queue.get_nowait()
-                if isinstance(item, _Load):
+                if isinstance(item, _Load | _Dependency):
                     discard_spooled(item.body)  # the loader leaves it in place
 
     async def _serve_queue(self) -> None:
-        held: list[_Failure | None] = []  # what ended a batch, served right after it
+        held: list[_Dependency | _Failure | None] = []  # what ended a batch, served after it
         while True:
             item = held.pop() if held else await self._queue.get()
             if item is None:
                 return
             if isinstance(item, _Failure):
                 await self._fail(item)
+                continue
+            if isinstance(item, _Dependency):
+                await self._arrived(item)
                 continue
             batch = [item]
             while len(batch) < BATCH and not self._queue.empty():
@@ -124,26 +144,19 @@ class LoaderLane:
             await self._load(batch)
 
     async def _load(self, batch: list[_Load]) -> None:
-        """Load a batch (one ``load_many`` call when the sink has it), in order."""
+        """Load a batch in one ``load_many`` call, in order (one body per call if it raises)."""
         done = 0
         try:
             results = await self._load_together(batch)
             for item in batch:
                 try:
                     if results is None:
-                        result = await asyncio.to_thread(
-                            self.sink.load,
-                            item.url_id,
-                            item.url,
-                            item.body,
-                            item.headers,
-                            item.fetched_at,
-                        )
+                        [result] = await asyncio.to_thread(self.sink.load_many, [item.fetched])
                     else:
                         result = results[done]
-                    self._on_loaded(result, item.context)
+                    self._on_loaded(result, item.depth)
                 except Exception:
-                    log.exception("the loader failed on %s", item.url)
+                    log.exception("the loader failed on %s", item.fetched.url)
                 finally:
                     done += 1
                     self._finished(item)
@@ -151,21 +164,30 @@ class LoaderLane:
             for item in batch[done:]:
                 self._finished(item)
 
-    async def _load_together(self, batch: list[_Load]) -> list | None:
+    async def _load_together(self, batch: list[_Load]) -> list[LoadResult] | None:
         """The results of ``load_many`` on the batch, or None: load them one by one."""
-        load_many = getattr(self.sink, "load_many", None)
-        if load_many is None or len(batch) == 1:
+        if len(batch) == 1:
             return None
-        rows = [(i.url_id, i.url, i.body, i.headers, i.fetched_at) for i in batch]
         try:
-            return await asyncio.to_thread(load_many, rows)
+            return await asyncio.to_thread(self.sink.load_many, [item.fetched for item in batch])
         except Exception:
             log.exception("the loader failed on a batch of %d: one by one now", len(batch))
             return None
 
-    def _finished(self, item: _Load) -> None:
+    def _finished(self, item: _Load | _Dependency) -> None:
         discard_spooled(item.body)  # the loader leaves it in place
         self._served_one()
+
+    async def _arrived(self, item: _Dependency) -> None:
+        try:
+            result = await asyncio.to_thread(
+                self.sink.dependency_arrived, item.url_id, item.url, item.body, item.fetched_at
+            )
+            self._on_loaded(result, item.depth)  # the documents that waited on it, loaded
+        except Exception:
+            log.exception("the loader failed on %s", item.url)
+        finally:
+            self._finished(item)
 
     async def _fail(self, item: _Failure) -> None:
         try:
@@ -173,7 +195,7 @@ class LoaderLane:
                 self.sink.dependency_failed, item.url_id, item.url, item.reason
             )
             for result in retried or ():  # the waiting documents, loaded without it
-                self._on_loaded(result, None)
+                self._on_loaded(result, 0)
         except Exception:
             log.exception("the loader failed on %s", item.url)
         finally:

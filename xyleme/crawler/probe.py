@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from conventions.hosts import host_key
 from metadata import FetchResult, InvalidURL, Metadata, PageRecord, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
 from refresh.recheck import Liveness, Verdict
 from xyleme.crawler.classify import parse_http_date
 from xyleme.crawler.content import classify
 from xyleme.crawler.fetcher import Fetcher, FetchError
-from xyleme.crawler.frontier import Frontier, host_key
+from xyleme.crawler.frontier import Frontier
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
 from xyleme.crawler.scope import Scope

@@ -1,6 +1,6 @@
 """The crawler's writer: finished fetches committed to the metadata in batches (URL-Ids, then
-fetch records, refused links with them), then, after the commit, the signals fired, the
-bodies handed to the loader and the found links sent to admission.
+fetch records and the links they refused, in one transaction), then, after the commit, the
+signals fired, the bodies handed to the loader and the found links sent to admission.
 """
 
 from __future__ import annotations
@@ -9,15 +9,12 @@ import asyncio
 import itertools
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from loader.interfaces import FetchedBody
 from metadata import FetchResult, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome
 from xyleme.crawler.frontier import Level, Request
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +107,8 @@ class ResultWriter:
             return UNRECORDED
 
     def _record(self, batch: list[Outcome]) -> list[bool | None]:
-        """URL-Ids for pages, children and redirects, then the fetch results: two transactions."""
+        """URL-Ids for pages, children and redirects, then the fetch results with the links
+        they refused: two transactions for the whole batch."""
         metadata = self.metadata
         ids = self._url_ids
         wanted: list[str] = []
@@ -124,7 +122,7 @@ class ResultWriter:
         if wanted:
             wanted = list(dict.fromkeys(wanted))
             self._remember_ids(wanted, metadata.ids_for(wanted, canonical=True))
-        results = []
+        results, refusals = [], []
         for outcome in batch:
             request, result = outcome.request, outcome.result
             if request.url_id is None:
@@ -136,10 +134,11 @@ class ResultWriter:
                 result.redirect_to = ids[outcome.redirect]
             if outcome.canonical_to is not None:
                 result.canonical_to = ids[outcome.canonical_to]
-            for url, reason in outcome.rejects:
-                metadata.reject(url, reason, request.url_id)
+            refusals += [(url, reason, request.url_id) for url, reason in outcome.rejects]
             results.append(result)
-        return metadata.record_fetches(results)
+        with metadata.transaction():  # the refused links commit with their pages' records
+            metadata.reject_many(refusals)
+            return metadata.record_fetches(results)
 
     def _remember_ids(self, urls: list[str], url_ids: list[int | None]) -> None:
         """Keep recent URL -> URL-Id answers (they never change); forget the oldest half
@@ -174,7 +173,7 @@ class ResultWriter:
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
-            self._scout(outcome.follow, request)
+            self._scout(outcome.follow, request.url_id, request.depth)
         if self._lane is not None:
             if outcome.body is not None:
                 await self._lane.room(self.settings.max_pending_loads)
@@ -214,8 +213,12 @@ class ResultWriter:
             url_id = self.metadata.id_for(url, create=False) or url_id
         if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
             self._lane.fail(url_id, url, result.reason or "fetch failed")
-        elif outcome.body is not None and (
-            changed is not False or request.dependency or request.reload
-        ):
-            self._lane.load(url_id, url, outcome.body, outcome.headers, result.fetched_at, request)
+        elif outcome.body is not None and request.dependency:  # straight back to the loader
+            self._lane.dependency(url_id, url, outcome.body, result.fetched_at, request.depth)
             outcome.body = None  # the lane owns it now
+        elif outcome.body is not None and (changed is not False or request.reload):
+            fetched = FetchedBody(
+                url_id, url, outcome.body, outcome.headers, result.fetched_at, result.md5
+            )
+            self._lane.load(fetched, request.depth)
+            outcome.body = None

@@ -23,6 +23,7 @@ from typing import Any
 
 from loader import LoaderError
 from loader.query import compile_query
+from metadata import MetadataError
 
 WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0
@@ -66,7 +67,7 @@ class QueryPool:
         when the pool is full, :class:`QueryFailed` for a query that fails."""
         try:
             compile_query(xpath, {})  # a syntax error costs no process (and no turn)
-        except LoaderError as error:
+        except (LoaderError, MetadataError) as error:
             raise QueryFailed(str(error)) from None
         if self.admitted >= self.workers + self.queue:
             waits = math.ceil((self.admitted - self.workers + 1) / self.workers)

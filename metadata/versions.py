@@ -1,6 +1,10 @@
-"""The warehouse: every stored version of every XML document, content-addressed by MD5.
+"""The version store: every stored version of every XML document, content-addressed by MD5.
 
-Versions are packed in one SQLite database, ``DIR/documents/versions.db`` (WAL mode)::
+The store's XML-versions subject (beside :mod:`metadata.page_ids`, :mod:`metadata.fetches`,
+:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`;
+its contract is :class:`metadata.api.VersionsAPI`). Versions are packed in one SQLite
+database, ``DIR/documents/versions.db`` (WAL mode; its schema and migrations are in
+:mod:`metadata.schema`, why a file of its own too)::
 
     documents(url_id, url)                               one row per stored document
     versions(url_id, version, md5, fetched_at, size, validity)   newest has the top number
@@ -14,93 +18,45 @@ Small bodies are compressed with zstd in their row; a body over ``file_threshold
 (a streamed document) is copied in chunks to ``bodies/<url_id // 1000>/<url_id>.<md5>.xml``
 so that neither storing nor reading it holds it in memory. Storing a version is a few rows,
 not two file creations (~1 ms of kernel CPU each on the VM's disk), and
-:meth:`DocumentRepository.store_many` stores a whole batch in one transaction. Reading the
-latest or a given version is one indexed lookup and one row read. The repository holds no
-metadata: URL-Ids come from the metadata manager.
+:meth:`VersionStore.store_many` stores a whole batch in one transaction. Reading the
+latest or a given version is one indexed lookup and one row read. URL-Ids come from the
+pages of the metadata database. Database errors leave as :class:`~metadata.errors.StoreError`
+(:class:`~metadata.errors.RepositoryCorrupt`, or :class:`~metadata.errors.StoreFull`).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-from loader.dependencies import write_atomically
-from loader.errors import DocumentNotFound, RepositoryCorrupt, VersionNotFound
-from loader.records import Validity, VersionInfo
+from metadata import schema
+from metadata.errors import (
+    DocumentNotFound,
+    NotARepository,
+    RepositoryCorrupt,
+    StoreFull,
+    VersionNotFound,
+    translated,
+)
+from metadata.store import rollback
+from metadata.version_records import Change, NewVersion, StoredDocument, Validity, VersionInfo
 
 try:  # Python 3.14 has zstd in the standard library; before, its backport
     from compression import zstd
 except ImportError:  # pragma: no cover - depends on the Python version
     from backports import zstd
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents(url_id INTEGER PRIMARY KEY, url TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS versions(
-    url_id INTEGER NOT NULL, version INTEGER NOT NULL, md5 TEXT NOT NULL,
-    fetched_at REAL NOT NULL, size INTEGER NOT NULL, validity TEXT NOT NULL,
-    PRIMARY KEY (url_id, version)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS bodies(
-    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body BLOB,
-    PRIMARY KEY (url_id, md5));
-CREATE TABLE IF NOT EXISTS changes(
-    seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
-    md5 TEXT NOT NULL, at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS needs(
-    dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
-    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
-"""
 _VERSION_COLUMNS = "version, md5, fetched_at, size, validity"
 _ZSTD_LEVEL = 1  # ~20 us for a 5 KB document, about half its size
 _COPY_CHUNK = 1 << 20
 _IN_CHUNK = 500  # ids per "WHERE url_id IN (...)" probe
-
-
-@dataclass(frozen=True, slots=True)
-class StoredDocument:
-    """A document's entry in the repository: its URL and versions, oldest first."""
-
-    url_id: int
-    url: str
-    versions: tuple[VersionInfo, ...]
-
-    @property
-    def latest(self) -> VersionInfo:
-        return self.versions[-1]
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One entry of the change log: a new version of a document was stored."""
-
-    url_id: int
-    url: str
-    version: int
-    md5: str
-    fetched_at: float
-
-
-class NewVersion(NamedTuple):
-    """A version to store: the body (bytes, or the file holding it) and what is known of it.
-
-    The caller has checked that ``md5`` differs from the latest version's (an unchanged
-    refresh is not a version).
-    """
-
-    url_id: int
-    url: str
-    body: bytes | Path
-    md5: str
-    fetched_at: float
-    validity: Validity
-    dependencies: tuple[int, ...] = ()  # URL-Ids of the DTDs, entities and schemas it used
 
 
 def _version_info(row: tuple) -> VersionInfo:
@@ -120,7 +76,7 @@ def _validity_text(validity: Validity) -> str:
     return json.dumps(validity.as_dict())
 
 
-class DocumentRepository:
+class VersionStore:
     """Versions of XML documents in one SQLite file (see the module docstring).
 
     Parameters
@@ -161,23 +117,34 @@ class DocumentRepository:
     @contextmanager
     def _database(self) -> Iterator[sqlite3.Connection]:
         """The connection (opened on first use), with database damage as a named error."""
-        with self._lock:
+        with self._lock, translated(self.path):
             try:
                 if self._conn is None:
                     self._conn = self._connect()
                 yield self._conn
-            except sqlite3.DatabaseError as error:
-                raise RepositoryCorrupt(
-                    f"{self.path}: unreadable version store ({error})"
-                ) from None
+            except sqlite3.Error as error:
+                if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                    raise StoreFull(self.path, f"disk full ({error})") from error
+                raise RepositoryCorrupt(self.path, f"unreadable version store ({error})") from None
 
     def _connect(self) -> sqlite3.Connection:
+        """Open the store, creating or migrating its schema (:mod:`metadata.schema`)."""
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses no commit order
-            conn.executescript(_SCHEMA)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                schema.prepare_versions(conn, self.path)
+                marker = conn.execute("SELECT value FROM meta WHERE key = 'application'")
+                if marker.fetchone() != (schema.VERSIONS_APPLICATION,):
+                    raise NotARepository(self.path, "an SQLite database, but not a version store")
+                schema.migrate(conn, self.path, schema.VERSIONS_MIGRATIONS)
+            except BaseException:
+                rollback(conn)
+                raise
+            conn.execute("COMMIT")
         except BaseException:
             conn.close()
             raise
@@ -253,7 +220,7 @@ class DocumentRepository:
                 "SELECT codec, body FROM bodies WHERE url_id = ? AND md5 = ?", (url_id, md5)
             ).fetchone()
         if row is None:
-            raise RepositoryCorrupt(f"{self.path}: the body of document {url_id} ({md5}) is gone")
+            raise RepositoryCorrupt(self.path, f"the body of document {url_id} ({md5}) is gone")
         codec, body = row
         if codec == "zstd":
             return zstd.decompress(body)
@@ -263,7 +230,7 @@ class DocumentRepository:
             return self._body_file(url_id, md5).read_bytes()
         except FileNotFoundError:
             raise RepositoryCorrupt(
-                f"{self._body_file(url_id, md5)}: the body file of document {url_id} is gone"
+                self._body_file(url_id, md5), f"the body file of document {url_id} is gone"
             ) from None
 
     def dependants(self, dependency_id: int) -> list[int]:
@@ -337,7 +304,7 @@ class DocumentRepository:
             try:
                 infos = self._add_all(conn, new_versions, dropped_files)
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
             conn.execute("COMMIT")
             for url_id, md5 in dropped_files:  # unless a later version of the batch took it back
@@ -435,11 +402,11 @@ class DocumentRepository:
             return "zstd", self._compressor.compress(data, zstd.ZstdCompressor.FLUSH_FRAME)
         target = self._body_file(url_id, md5)
         target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # a crash leaves no half
         if isinstance(body, bytes):
-            write_atomically(target, body)
+            temporary.write_bytes(body)
         else:
-            temporary = target.with_name(f".{target.name}.tmp")
             with open(body, "rb") as source, open(temporary, "wb") as copy:
                 shutil.copyfileobj(source, copy, _COPY_CHUNK)
-            temporary.replace(target)
+        temporary.replace(target)
         return "file", None
