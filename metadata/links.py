@@ -13,9 +13,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from metadata.encoding import decode_ids, encode_ids
-from metadata.errors import translated
 from metadata.link_matrix import LinkMatrix, link_steps, rechunk
-from metadata.store import Store, connect, require_page, require_pages
+from metadata.store import Store, require_page, require_pages
 
 _UPSERT_CHILDREN_AND_DEPENDENCIES = """
 INSERT INTO links(id, children, extra, dependencies) VALUES (?, ?, ?, ?)
@@ -92,13 +91,8 @@ class Links(Store):
         """
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        with translated(self.path):
-            conn = connect(self.path, readonly=True, settings=self.settings)
-            try:
-                conn.execute("BEGIN")  # one snapshot across the steps
-                yield from rechunk(link_steps(conn), chunk_edges)
-            finally:
-                conn.close()
+        with self._reader() as conn:  # one snapshot across the steps
+            yield from rechunk(link_steps(conn, self.dialect), chunk_edges)
 
     @contextmanager
     def link_matrix(
@@ -110,10 +104,5 @@ class Links(Store):
         URLs outside it stay out. Read it inside the ``with`` block."""
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        with translated(self.path):
-            conn = connect(self.path, readonly=True, settings=self.settings)
-            try:
-                conn.execute("BEGIN")
-                yield LinkMatrix.read(conn, chunk_edges, in_scope)
-            finally:
-                conn.close()
+        with self._reader() as conn:
+            yield LinkMatrix.read(conn, self.dialect, chunk_edges, in_scope)

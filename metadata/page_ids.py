@@ -7,10 +7,10 @@ rule) is kept with its reason in a bounded table of rejected links.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from itertools import repeat
 
+from metadata.dialect import Connection
 from metadata.errors import InvalidURL, UnknownPage, translated
 from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
 from metadata.types import RejectedLink
@@ -54,13 +54,17 @@ class PageIds(Store):
                 known = _lookup_ids(conn, wanted)
             return [None if key is None else known.get(key) for key in keys]
         with self._write() as conn:
+            if self.dialect.serialise_ids and wanted:  # two writers never give one id twice
+                conn.execute(self.dialect.serialise_ids)
             known = _lookup_ids(conn, wanted)
             missing = [key for key in wanted if key not in known]
             if missing:
                 start = max_id(conn) + 1
                 new_ids = range(start, start + len(missing))
-                conn.executemany(
-                    "INSERT INTO pages(id, url, discovered_at) VALUES (?, ?, ?)",
+                self.dialect.insert_many(
+                    conn,
+                    "pages",
+                    ("id", "url", "discovered_at"),
                     zip(new_ids, missing, repeat(self.clock.now())),
                 )
                 known.update(zip(missing, new_ids, strict=True))
@@ -112,11 +116,13 @@ class PageIds(Store):
         return [RejectedLink(*row) for row in rows]
 
     def _insert_rejected(
-        self, conn: sqlite3.Connection, refused: list[tuple[str, str, int | None]]
+        self, conn: Connection, refused: list[tuple[str, str, int | None]]
     ) -> None:
         now = self.clock.now()
-        conn.executemany(
-            "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
+        self.dialect.insert_many(
+            conn,
+            "rejected",
+            ("url", "reason", "referrer", "at"),
             [(url[:_REJECTED_URL_CHARS], why, referrer, now) for url, why, referrer in refused],
         )
         conn.execute(
@@ -127,10 +133,10 @@ class PageIds(Store):
     def max_url_id(self) -> int:
         """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
         with self._lock, translated(self.path):
-            return max_id(self._conn)
+            return max_id(self._conn)  # one statement: no transaction needed
 
 
-def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
+def _lookup_ids(conn: Connection, urls: list[str]) -> dict[str, int]:
     """The URL-Ids of those of ``urls`` that have one."""
     known: dict[str, int] = {}
     for chunk in chunked(urls, LOOKUP_CHUNK):

@@ -36,8 +36,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-import sqlite_utils
-
+from metadata.dialect import SQLITE, Connection, Dialect
 from metadata.errors import NotARepository, SchemaTooNew
 
 APPLICATION = "xyleme-metadata"
@@ -45,10 +44,10 @@ APPLICATION = "xyleme-metadata"
 VERSIONS_APPLICATION = "xyleme-versions"
 """The version store's marker (``documents/versions.db``)."""
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Connection], None]
 
 
-def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
+def add_robots_and_canonical(conn: Connection) -> None:
     """Version 2: an HTML page's robots meta directives and its ``rel=canonical`` target.
 
     ``pages.robots`` holds the directives the crawler honours, sorted and comma-joined
@@ -59,30 +58,32 @@ def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE pages ADD COLUMN canonical_to INTEGER")
 
 
-def add_host_stats(conn: sqlite3.Connection) -> None:
+def add_host_stats(conn: Connection) -> None:
     """Version 3: ``host_stats``, one row per host (``scheme://host[:port]``) holding what
     only the running crawler knows, as of its last checkpoint: the delay in force, the queue,
     robots.txt's state, the pages scouted against the host budget.
 
     ``written`` is the real (wall-clock) time of the snapshot, so a reader says how old each
     figure is; ``at`` the simulated time. A host the crawler forgot keeps its last row.
+    (Released with REAL and INTEGER: PostgreSQL's REAL is 4 bytes, so the types are now
+    written as both engines read them alike; SQLite's affinities are the same.)
     """
     conn.execute(
         """
         CREATE TABLE host_stats (
           host TEXT PRIMARY KEY,
-          written REAL NOT NULL,
-          at REAL NOT NULL,
-          delay REAL,
-          queued INTEGER,
-          in_flight INTEGER,
-          backoff REAL,
+          written DOUBLE PRECISION NOT NULL,
+          at DOUBLE PRECISION NOT NULL,
+          delay DOUBLE PRECISION,
+          queued BIGINT,
+          in_flight BIGINT,
+          backoff DOUBLE PRECISION,
           robots TEXT,
           robots_note TEXT,
-          robots_age REAL,
-          crawl_delay REAL,
-          scouted INTEGER,
-          budget INTEGER
+          robots_age DOUBLE PRECISION,
+          crawl_delay DOUBLE PRECISION,
+          scouted BIGINT,
+          budget BIGINT
         )
         """
     )
@@ -143,74 +144,54 @@ def prepare_versions(conn: sqlite3.Connection, path: Path) -> None:
     )
 
 
-def create_schema(conn: sqlite3.Connection) -> None:
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE pages (
+  id INTEGER PRIMARY KEY, url TEXT NOT NULL, discovered_at DOUBLE PRECISION,
+  type TEXT NOT NULL DEFAULT 'UNKNOWN', status BIGINT, reason TEXT,
+  first_access DOUBLE PRECISION, last_access DOUBLE PRECISION,
+  last_change DOUBLE PRECISION, last_modified DOUBLE PRECISION, etag TEXT, md5 TEXT,
+  content_type TEXT, size BIGINT, refreshes BIGINT NOT NULL DEFAULT 0,
+  unchanged_accesses BIGINT NOT NULL DEFAULT 0, failures BIGINT NOT NULL DEFAULT 0,
+  importance DOUBLE PRECISION, interest DOUBLE PRECISION, opic_cash DOUBLE PRECISION,
+  opic_importance DOUBLE PRECISION, change_rate DOUBLE PRECISION, change_rate_method TEXT,
+  next_refresh DOUBLE PRECISION, redirect_to BIGINT);
+CREATE UNIQUE INDEX pages_by_url ON pages (url);
+CREATE TABLE links (
+  id INTEGER PRIMARY KEY, children {blob} NOT NULL, extra BIGINT NOT NULL DEFAULT 0,
+  dependencies {blob});
+CREATE TABLE observations (id INTEGER PRIMARY KEY, history {blob} NOT NULL);
+CREATE TABLE load_status (id INTEGER PRIMARY KEY, status TEXT NOT NULL, detail TEXT);
+CREATE TABLE waiting (dependency BIGINT, page BIGINT, PRIMARY KEY (dependency, page));
+CREATE INDEX waiting_by_page ON waiting (page);
+CREATE TABLE rejected (
+  seq {serial}, url TEXT NOT NULL, reason TEXT NOT NULL, referrer BIGINT,
+  at DOUBLE PRECISION);
+CREATE TABLE state (key TEXT PRIMARY KEY, value {blob} NOT NULL)
+"""
+"""Version 1 of the metadata schema, in the SQL both engines take (``{blob}`` and
+``{serial}`` are the engine's, :class:`~metadata.dialect.Dialect`). The types are
+PostgreSQL's; SQLite gives ``DOUBLE PRECISION`` and ``BIGINT`` the affinities REAL and
+INTEGER, and ``INTEGER PRIMARY KEY`` stays its rowid."""
+
+
+def create_schema(conn: Connection, dialect: Dialect = SQLITE) -> None:
     """Create the version-1 tables on an empty database (no transaction of its own)."""
-    db = sqlite_utils.Database(conn)
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["pages"].create(
-        {
-            "id": int,
-            "url": str,
-            "discovered_at": float,
-            "type": str,
-            "status": int,
-            "reason": str,
-            "first_access": float,
-            "last_access": float,
-            "last_change": float,
-            "last_modified": float,
-            "etag": str,
-            "md5": str,
-            "content_type": str,
-            "size": int,
-            "refreshes": int,
-            "unchanged_accesses": int,
-            "failures": int,
-            "importance": float,
-            "interest": float,
-            "opic_cash": float,
-            "opic_importance": float,
-            "change_rate": float,
-            "change_rate_method": str,
-            "next_refresh": float,
-            "redirect_to": int,
-        },
-        pk="id",
-        not_null={"url", "type", "refreshes", "unchanged_accesses", "failures"},
-        defaults={"type": "UNKNOWN", "refreshes": 0, "unchanged_accesses": 0, "failures": 0},
-    )
-    db["pages"].create_index(["url"], index_name="pages_by_url", unique=True)
-    db["links"].create(
-        {"id": int, "children": bytes, "extra": int, "dependencies": bytes},
-        pk="id",
-        not_null={"children", "extra"},
-        defaults={"extra": 0},
-    )
-    db["observations"].create({"id": int, "history": bytes}, pk="id", not_null={"history"})
-    db["load_status"].create(
-        {"id": int, "status": str, "detail": str}, pk="id", not_null={"status"}
-    )
-    db["waiting"].create({"dependency": int, "page": int}, pk=("dependency", "page"))
-    db["waiting"].create_index(["page"], index_name="waiting_by_page")
-    db["rejected"].create(
-        {"seq": int, "url": str, "reason": str, "referrer": int, "at": float},
-        pk="seq",
-        not_null={"url", "reason"},
-    )
-    db["state"].create({"key": str, "value": bytes}, pk="key", not_null={"value"})
+    for statement in dialect.render(SCHEMA).split(";"):
+        conn.execute(statement)
     conn.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?)",
         [("application", APPLICATION), ("schema_version", "1")],
     )
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
+def schema_version(conn: Connection) -> int:
     """The version recorded in ``meta`` (raises ``sqlite3`` errors on a foreign file)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return int(row[0])
 
 
-def migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration] | None = None) -> int:
+def migrate(conn: Connection, path: Path, migrations: list[Migration] | None = None) -> int:
     """Bring the schema to :func:`latest_version` inside the caller's transaction, with
     ``migrations`` (:data:`MIGRATIONS`, or :data:`VERSIONS_MIGRATIONS` for the version store).
 

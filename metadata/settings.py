@@ -26,3 +26,5 @@ class MetadataSettings:
     """SQLite synchronous: NORMAL survives a killed process, FULL also a power cut"""
     cache_mb: Annotated[int, Field(ge=1, le=65_536)] = 64
     """SQLite page cache per connection, in MiB"""
+    pool_size: Annotated[int, Field(ge=2, le=100)] = 4
+    """PostgreSQL: connections the store's pool keeps at most (a writer, a scanner, exports)"""

@@ -34,9 +34,8 @@ class LoadStatuses(Store):
             require_page(conn, url_id)
             conn.execute(_UPSERT_STATUS, (url_id, LoadStatus(status).value, detail))
             conn.execute("DELETE FROM waiting WHERE page = ?", (url_id,))
-            conn.executemany(
-                "INSERT INTO waiting(dependency, page) VALUES (?, ?)",
-                zip(waiting, repeat(url_id)),
+            self.dialect.insert_many(
+                conn, "waiting", ("dependency", "page"), zip(waiting, repeat(url_id))
             )
 
     def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None:
