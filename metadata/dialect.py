@@ -106,8 +106,10 @@ def translate(sql: str) -> tuple[str, tuple[int, ...] | None]:
     """``sql`` with psycopg's placeholders, and for ``?N`` statements the 0-based position
     of the value each placeholder takes (None: the values go in as given).
 
-    >>> translate("SELECT ?1 + ?2 * ?1, '100%'")
-    ('SELECT %s + %s * %s, \\'100%%\\'', (0, 1, 0))
+    >>> translate("SELECT ?1 + ?2 * ?1 AS pct")
+    ('SELECT %s + %s * %s AS pct', (0, 1, 0))
+    >>> translate("SELECT 100 % ?")[0]
+    'SELECT 100 %% %s'
     >>> translate("UPDATE t SET a = ? WHERE id = ?")
     ('UPDATE t SET a = %s WHERE id = %s', None)
     """

@@ -1,0 +1,32 @@
+"""A raw connection to a test's store, on either engine, with the store's ``?`` SQL: what a
+test reaches under the API with (a schema version to set, a table to inspect)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from metadata.dialect import Connection, PgConnection
+from metadata.engines import target_of
+
+
+@contextmanager
+def raw(store_url: str) -> Iterator[Connection]:
+    """An autocommit connection to the store at ``store_url`` (closed at the end)."""
+    target = target_of(store_url)
+    if target.path is not None:
+        conn: Connection = sqlite3.connect(target.path, isolation_level=None)
+    else:
+        import psycopg
+
+        conn = PgConnection(psycopg.connect(target.url, autocommit=True))
+    try:
+        yield conn
+    finally:
+        conn.close()  # type: ignore[attr-defined]
+
+
+def columns(conn: Connection, table: str) -> list[str]:
+    """The column names of ``table``, as the engine reports them."""
+    return [column[0] for column in conn.execute(f"SELECT * FROM {table} LIMIT 0").description]
