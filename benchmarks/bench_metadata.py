@@ -36,7 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from metadata import FetchResult, Metadata, PageType, canonicalize_url
-from metadata.fetches import _APPEND_OBSERVATION, _UPDATE_READ, _UPSERT_CHILDREN
+from metadata.dialect import SQLITE
+from metadata.fetches import _UPDATE_READ, _UPSERT_CHILDREN, _append_observation
 
 LINKS_PER_PAGE = 10
 
@@ -152,7 +153,7 @@ def bench_updates(folder: Path, count: int, batch: int) -> tuple[float, float]:
     def update(pages: list, links: list, observations: list) -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(_UPDATE_READ, pages)
-        conn.executemany(_APPEND_OBSERVATION, observations)
+        conn.executemany(_append_observation(SQLITE), observations)
         conn.executemany(_UPSERT_CHILDREN, links)
         conn.execute("COMMIT")
 

@@ -107,6 +107,25 @@ class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks):
         return md
 
 
+def migrate_store(where: str | Path, settings: MetadataSettings | None = None) -> tuple[int, int]:
+    """Bring the store at ``where`` to this code's schema (``xyleme migrate``); returns the
+    versions ``(before, after)``. Raises :class:`SchemaTooNew` for a newer store, and what
+    :meth:`Metadata.open` raises for one that is missing or not ours."""
+    target = target_of(where)
+    if target.path is not None and not target.path.is_file():
+        raise NotARepository(target.path, "no such database file (create one with `xyleme init`)")
+    engine = Engine(target, readonly=False, settings=settings or MetadataSettings())
+    try:
+        conn = engine.connect()
+        try:
+            with translated(target.name):
+                return prepare(conn, engine, readonly=False)
+        finally:
+            engine.release(conn)
+    finally:
+        engine.close()
+
+
 def prepare(conn: Connection, engine: Engine, *, readonly: bool) -> tuple[int, int]:
     """Check the store is ours and bring its schema to this code's version (a read-only
     opening only checks it is current); ``(found, now)`` versions."""
@@ -186,4 +205,4 @@ def _create_in_postgres(target: Target, settings: MetadataSettings) -> None:
         engine.close()
 
 
-__all__ = ["Metadata"]
+__all__ = ["Metadata", "migrate_store"]

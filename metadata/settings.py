@@ -28,3 +28,12 @@ class MetadataSettings:
     """SQLite page cache per connection, in MiB"""
     pool_size: Annotated[int, Field(ge=2, le=100)] = 4
     """PostgreSQL: connections the store's pool keeps at most (a writer, a scanner, exports)"""
+
+
+@dataclass(frozen=True, slots=True, config=SETTINGS)
+class StoreSettings:
+    """Where the repository's metadata lives (``[store]`` in ``xyleme.toml``)."""
+
+    url: Annotated[str, Field(pattern=r"^$|^(sqlite|postgresql|postgres)://")] = ""
+    """the metadata store: empty for metadata.db in the repository (SQLite), or
+    postgresql://user@host:port/dbname (set by `xyleme init --db`)"""

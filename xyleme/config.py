@@ -29,6 +29,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from loader import LoaderSettings
 from metadata import MetadataSettings
+from metadata.settings import StoreSettings
 from ranking import RankingSettings
 from ranking.opic import OPICSettings
 from refresh.settings import RefreshSettings
@@ -62,6 +63,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     paths: PathSettings = field(default_factory=PathSettings)
     metadata: MetadataSettings = field(default_factory=MetadataSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
     opic: OPICSettings = field(default_factory=OPICSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
