@@ -177,7 +177,7 @@ INTEGER, and ``INTEGER PRIMARY KEY`` stays its rowid."""
 
 def create_schema(conn: Connection, dialect: Dialect = SQLITE) -> None:
     """Create the version-1 tables on an empty database (no transaction of its own)."""
-    for statement in dialect.render(SCHEMA).split(";"):
+    for statement in [*dialect.render(SCHEMA).split(";"), *dialect.functions]:
         conn.execute(statement)
     conn.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?)",
