@@ -76,26 +76,40 @@ def target_of(where: str | Path) -> Target:
 
 def configured_url(repository: Path) -> str | None:
     """``[store] url`` of the repository's ``xyleme.toml`` (None when it sets none)."""
+    return configured_store(repository).get("url") or None
+
+
+def configured_store(repository: Path) -> dict[str, Any]:
+    """The ``[store]`` table of the repository's ``xyleme.toml`` (empty when it has none):
+    the store opens from a path alone, whoever opens it (a command, the loader)."""
     try:
         with (repository / CONFIG).open("rb") as file:
             table = tomllib.load(file).get("store", {})
     except (OSError, tomllib.TOMLDecodeError):
-        return None  # the configuration's own loader reports a broken file
-    url = table.get("url") if isinstance(table, dict) else None
-    return url or None
+        return {}  # the configuration's own loader reports a broken file
+    return table if isinstance(table, dict) else {}
 
 
 class Engine:
     """The connections of one store."""
 
-    def __init__(self, target: Target, *, readonly: bool, settings: MetadataSettings) -> None:
+    def __init__(
+        self,
+        target: Target,
+        *,
+        readonly: bool,
+        settings: MetadataSettings,
+        namespace: str | None = None,
+    ) -> None:
+        """``namespace``: a PostgreSQL schema of its own for the tables (the version store
+        shares the metadata's database, and each has a ``meta`` table)."""
         self.target = target
         self.dialect = target.dialect
         self.readonly = readonly
         self.settings = settings
         self._pool: Any = None
         if target.path is None:
-            self._pool = _postgres_pool(target, settings)
+            self._pool = _postgres_pool(target, settings, namespace)
 
     def connect(self, *, reader: bool = False) -> Connection:
         """A new connection (hand it back with :meth:`release`): the writer, or a reader."""
@@ -129,7 +143,7 @@ class Engine:
             self._pool.close()
 
 
-def _postgres_pool(target: Target, settings: MetadataSettings) -> Any:
+def _postgres_pool(target: Target, settings: MetadataSettings, namespace: str | None) -> Any:
     """An open pool of autocommit connections (the store says BEGIN and COMMIT itself),
     after one probe connection that turns a refusal into one line naming why."""
     try:
@@ -148,7 +162,11 @@ def _postgres_pool(target: Target, settings: MetadataSettings) -> Any:
         target.url,
         min_size=1,
         max_size=settings.pool_size,
-        kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+        kwargs={
+            "autocommit": True,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            **({"options": f"-c search_path={namespace}"} if namespace else {}),
+        },
         timeout=max(settings.busy_timeout, CONNECT_TIMEOUT_S),
         open=True,
     )

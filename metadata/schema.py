@@ -32,7 +32,6 @@ runs either list, so a new database and an old migrated one go through the same 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -98,20 +97,21 @@ VERSIONS_SCHEMA = """
 CREATE TABLE documents(url_id INTEGER PRIMARY KEY, url TEXT NOT NULL);
 CREATE TABLE versions(
     url_id INTEGER NOT NULL, version INTEGER NOT NULL, md5 TEXT NOT NULL,
-    fetched_at REAL NOT NULL, size INTEGER NOT NULL, validity TEXT NOT NULL,
-    PRIMARY KEY (url_id, version)) WITHOUT ROWID;
+    fetched_at DOUBLE PRECISION NOT NULL, size BIGINT NOT NULL, validity TEXT NOT NULL,
+    PRIMARY KEY (url_id, version)){without_rowid};
 CREATE TABLE bodies(
-    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body BLOB,
+    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body {blob},
     PRIMARY KEY (url_id, md5));
 CREATE TABLE changes(
-    seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
-    md5 TEXT NOT NULL, at REAL NOT NULL);
+    seq {serial}, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
+    md5 TEXT NOT NULL, at DOUBLE PRECISION NOT NULL);
 CREATE TABLE needs(
     dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
-    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
+    PRIMARY KEY (dependency, url_id)){without_rowid};
 """
 """Version 1 of the version store: the tables the loader kept before the store had a
-``meta`` table (a store without one, holding these tables, is version 1)."""
+``meta`` table (a store without one, holding these tables, is version 1). Written for both
+engines as :data:`SCHEMA` is (released with REAL: the same affinity in SQLite)."""
 
 VERSIONS_TABLES = frozenset({"documents", "versions", "bodies", "changes", "needs"})
 
@@ -124,19 +124,19 @@ def latest_version(migrations: list[Migration] | None = None) -> int:
     return 1 + len(MIGRATIONS if migrations is None else migrations)
 
 
-def prepare_versions(conn: sqlite3.Connection, path: Path) -> None:
+def prepare_versions(conn: Connection, path: Path | str, dialect: Dialect = SQLITE) -> None:
     """Give a version store its version-1 tables and ``meta`` (inside the caller's
     transaction): an empty file gets the tables; a store made before the ``meta`` table
     (its five tables, no marker) is stamped version 1; any other file is refused."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {row[0] for row in conn.execute(dialect.list_tables)}
     if "meta" in tables:
         return
     if not tables:
-        for statement in VERSIONS_SCHEMA.split(";"):  # not executescript: it would COMMIT
+        for statement in dialect.render(VERSIONS_SCHEMA).split(";"):  # executescript COMMITs
             if statement.strip():
                 conn.execute(statement)
     elif not VERSIONS_TABLES.issubset(tables):
-        raise NotARepository(path, "an SQLite database, but not xyleme's version store")
+        raise NotARepository(path, "a database, but not xyleme's version store")
     conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
     conn.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?)",
@@ -186,7 +186,7 @@ def create_schema(conn: Connection, dialect: Dialect = SQLITE) -> None:
 
 
 def schema_version(conn: Connection) -> int:
-    """The version recorded in ``meta`` (raises ``sqlite3`` errors on a foreign file)."""
+    """The version recorded in ``meta`` (raises the engine's error on a foreign database)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return int(row[0])
 

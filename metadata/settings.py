@@ -10,6 +10,7 @@ from pydantic.dataclasses import dataclass
 from conventions import SETTINGS
 
 SynchronousMode = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+BodyPlace = Literal["rows", "files"]
 
 
 @dataclass(frozen=True, slots=True, config=SETTINGS)
@@ -34,6 +35,12 @@ class MetadataSettings:
 class StoreSettings:
     """Where the repository's metadata lives (``[store]`` in ``xyleme.toml``)."""
 
-    url: Annotated[str, Field(pattern=r"^$|^(sqlite|postgresql|postgres)://")] = ""
+    url: Annotated[str, Field(max_length=4096, pattern=r"^$|^(sqlite|postgresql|postgres)://")] = ""
     """the metadata store: empty for metadata.db in the repository (SQLite), or
     postgresql://user@host:port/dbname (set by `xyleme init --db`)"""
+    bodies: BodyPlace = "rows"
+    """where the XML version bodies go: rows of the version store (zstd, in PostgreSQL when
+    url names one), or files addressed by URL-Id and MD5 under bodies_path"""
+    bodies_path: Annotated[str, Field(max_length=4096)] = ""
+    """files: the folder of the bodies, one path every worker mounts (default
+    documents/bodies in the repository)"""

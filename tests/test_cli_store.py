@@ -75,3 +75,32 @@ def test_migrate_refuses_a_newer_store(tmp_path, engine, request):
     result = run("--repo", directory, "migrate")
     assert result.exit_code == 1
     assert "newer than this xyleme knows" in result.output and "Traceback" not in result.output
+
+
+def test_a_postgresql_repository_keeps_its_versions_there_or_in_files(tmp_path, postgres_url):
+    from metadata import VersionStore
+    from metadata.version_records import Validity
+
+    directory = tmp_path / "repo"
+    assert run("init", directory, "--db", postgres_url).exit_code == 0
+    versions = VersionStore(directory / "documents")  # as the loader opens it
+    versions.store(1, "http://a.test/a.xml", b"<a>one</a>", "1" * 32, 1.0, Validity())
+    versions.close()
+    assert not (directory / "documents" / "versions.db").exists()
+    with raw(postgres_url) as conn:
+        rows = conn.execute("SELECT url_id, codec FROM xyleme_versions.bodies").fetchall()
+    assert rows == [(1, "zstd")]
+
+    shared = tmp_path / "shared-bodies"
+    config = directory / "xyleme.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[store]\n", f'[store]\nbodies = "files"\nbodies_path = "{shared}"\n', 1
+        )
+    )
+    versions = VersionStore(directory / "documents")
+    versions.store(2, "http://a.test/b.xml", b"<b>two</b>", "2" * 32, 2.0, Validity())
+    assert versions.read(2) == b"<b>two</b>" and versions.read(1) == b"<a>one</a>"
+    versions.close()
+    assert [path.name for path in shared.rglob("*.xml")] == [f"2.{'2' * 32}.xml"]
+    assert run("--repo", directory, "config", "show").exit_code == 0
