@@ -50,6 +50,9 @@ class Dialect:
     """SQLite's clustered-table clause for a composite primary key (PostgreSQL: none)"""
     list_tables: str
     """the names of the tables of the connection's schema"""
+    skip_locked: str
+    """ends a claim's select: PostgreSQL locks the rows it takes and skips those another
+    claim holds; SQLite's one write lock already serialises claims"""
     functions: tuple[str, ...]
     """SQLite's functions the shared SQL calls that the engine lacks, defined in its schema"""
     serialise_ids: str | None
@@ -99,6 +102,7 @@ SQLITE = Dialect(
     serial="INTEGER PRIMARY KEY",
     without_rowid=" WITHOUT ROWID",
     list_tables="SELECT name FROM sqlite_master WHERE type = 'table'",
+    skip_locked="",
     functions=(),
     serialise_ids=None,
 )
@@ -112,6 +116,7 @@ POSTGRESQL = Dialect(
     list_tables=(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
     ),
+    skip_locked=" FOR UPDATE SKIP LOCKED",
     functions=(  # the reports' host and reason rules are written with SQLite's instr
         "CREATE FUNCTION instr(text, text) RETURNS integer "
         "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE RETURN strpos($1, $2)",

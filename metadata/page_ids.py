@@ -8,8 +8,8 @@ rule) is kept with its reason in a bounded table of rejected links.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import repeat
 
+from metadata.claims import host_hash
 from metadata.dialect import Connection
 from metadata.errors import InvalidURL, UnknownPage, translated
 from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
@@ -61,11 +61,13 @@ class PageIds(Store):
             if missing:
                 start = max_id(conn) + 1
                 new_ids = range(start, start + len(missing))
+                now = self.clock.now()
+                rows = zip(new_ids, missing, strict=True)
                 self.dialect.insert_many(
                     conn,
                     "pages",
-                    ("id", "url", "discovered_at"),
-                    zip(new_ids, missing, repeat(self.clock.now())),
+                    ("id", "url", "discovered_at", "host_hash"),
+                    [(url_id, url, now, host_hash(url)) for url_id, url in rows],
                 )
                 known.update(zip(missing, new_ids, strict=True))
             if refused:

@@ -88,7 +88,26 @@ def add_host_stats(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats]
+def add_claims(conn: Connection) -> None:
+    """Version 4: what several crawl workers over one store need (issue 20,
+    :mod:`metadata.claims`): ``pages.host_hash``, the stable hash of the page's host (worker
+    I of N owns the hosts whose hash is I modulo N), filled in for the pages there are, and
+    the claim a worker holds on a page (``claimed_by``, ``claimed_until``: wall-clock end
+    of its lease)."""
+    from metadata.claims import host_hash  # the hash is the claims subject's rule
+
+    conn.execute("ALTER TABLE pages ADD COLUMN host_hash BIGINT")
+    conn.execute("ALTER TABLE pages ADD COLUMN claimed_by TEXT")
+    conn.execute("ALTER TABLE pages ADD COLUMN claimed_until DOUBLE PRECISION")
+    pages = conn.execute("SELECT id, url FROM pages").fetchall()
+    conn.executemany(
+        "UPDATE pages SET host_hash = ? WHERE id = ?",
+        [(host_hash(url), url_id) for url_id, url in pages],
+    )
+    conn.execute("CREATE INDEX pages_by_host_hash ON pages (host_hash)")
+
+
+MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats, add_claims]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""
 

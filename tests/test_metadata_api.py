@@ -29,6 +29,7 @@ SUBJECTS = [
     api.StatusAPI,
     api.StateAPI,
     api.RanksAPI,
+    api.ClaimsAPI,
 ]
 
 
