@@ -14,6 +14,7 @@ PostgreSQL, connections of one pool).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 import tomllib
@@ -41,6 +42,8 @@ class Target:
     dialect: Dialect
     path: Path | None
     url: str
+    place: Path | None = None
+    """the repository's ``metadata.db`` that named a PostgreSQL store in ``xyleme.toml``"""
 
     @property
     def name(self) -> str:
@@ -70,7 +73,7 @@ def target_of(where: str | Path) -> Target:
     if path.name == DATABASE and not path.exists():
         configured = configured_url(path.parent)
         if configured:
-            return target_of(configured)
+            return dataclasses.replace(target_of(configured), place=path)
     return Target(SQLITE, path, f"sqlite:///{quote(str(path.resolve()))}")
 
 

@@ -63,7 +63,7 @@ class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks, Claims):
             _create_in_postgres(target, settings or MetadataSettings())
         else:
             _create_sqlite(target.path)
-        return cls.open(target.url, clock=clock, settings=settings)
+        return cls.open(target.place or target.url, clock=clock, settings=settings)
 
     @classmethod
     def open(

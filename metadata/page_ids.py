@@ -134,7 +134,7 @@ class PageIds(Store):
 
     def max_url_id(self) -> int:
         """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return max_id(self._conn)  # one statement: no transaction needed
 
 

@@ -44,13 +44,16 @@ class Store:
         self._engine = engine
         self.dialect = engine.dialect
         target = engine.target
-        self.path: Path | str = target.path if target.path is not None else target.name
+        self.name = target.name  # what errors call the store (a URL without its password)
+        self.path: Path | str = target.path or target.place or target.name
+        """the SQLite file, or where one would be (``REPO/metadata.db``: caches such as the
+        crawler's seen-URL table go beside it), or a PostgreSQL store named by URL alone"""
         self.url = target.url
         self.readonly = readonly
         self.clock = clock
         self.settings = settings
         self._lock = threading.RLock()
-        with translated(self.path):
+        with translated(self.name):
             self._conn = engine.connect()  # the writer: every call but the scans
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
         self._scanner: Connection | None = None  # opened by the first _scan
@@ -82,8 +85,8 @@ class Store:
         transaction has committed. Database errors leave as :class:`StoreError`.
         """
         if self.readonly:
-            raise MetadataError(f"{self.path}: opened read-only, cannot write")
-        with self._lock, translated(self.path):
+            raise MetadataError(f"{self.name}: opened read-only, cannot write")
+        with self._lock, translated(self.name):
             if self._open_transactions:
                 yield self._conn
                 return
@@ -131,12 +134,12 @@ class Store:
 
     def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
         """The first row of a one-statement query, or None."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return self._conn.execute(sql, params).fetchone()
 
     def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Every row of a one-statement query."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return self._conn.execute(sql, params).fetchall()
 
     def _scan(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
@@ -146,7 +149,7 @@ class Store:
         would hold the writers (the crawler's, on the daemon's event loop) for all that time.
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
-        with self._scan_lock, translated(self.path):
+        with self._scan_lock, translated(self.name):
             return self._engine.scan(self._scan_connection(), sql, params)
 
     def _scan_connection(self) -> Connection:
@@ -158,7 +161,7 @@ class Store:
     @contextmanager
     def _reader(self) -> Iterator[Connection]:
         """A connection of its own in one read transaction (a long export's snapshot)."""
-        with translated(self.path):
+        with translated(self.name):
             conn = self._engine.connect(reader=True)
             try:
                 conn.execute(self.dialect.begin_snapshot)
@@ -185,7 +188,7 @@ class Store:
         ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
         (0, 0)
         """
-        with self._scan_lock, translated(self.path):
+        with self._scan_lock, translated(self.name):
             scanner = self._scan_connection()
             if scanner.in_transaction:  # an outer snapshot() of this thread
                 yield
@@ -199,7 +202,7 @@ class Store:
     @contextmanager
     def _read(self) -> Iterator[Connection]:
         """A consistent snapshot for a read that takes several statements."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             self._conn.execute(self.dialect.begin_snapshot)
             try:
                 yield self._conn
