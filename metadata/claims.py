@@ -17,6 +17,7 @@ lease and are claimed again; nothing it committed is lost.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Iterable
@@ -36,7 +37,13 @@ def host_hash(url: str) -> int:
     >>> 0 <= host_hash("https://b.test:8443/") < 2**56
     True
     """
-    digest = hashlib.blake2b(host_key(url).encode(), digest_size=_HASH_BYTES).digest()
+    return _hash_of_host(host_key(url))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _hash_of_host(key: str) -> int:
+    """Memoised: a batch of new URLs names few hosts (id assignment runs it per URL)."""
+    digest = hashlib.blake2b(key.encode(), digest_size=_HASH_BYTES).digest()
     return int.from_bytes(digest, "big")
 
 

@@ -82,6 +82,31 @@ class Dialect:
         for this engine."""
         return ddl.format(blob=self.blob, serial=self.serial, without_rowid=self.without_rowid)
 
+    def upsert_many(
+        self,
+        conn: Connection,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+    ) -> None:
+        """Insert or replace rows keyed by their first column; a key given twice ends with
+        its last row. SQLite: :func:`upsert_sql` by ``executemany``. PostgreSQL: the rows go
+        by ``COPY`` into a temporary table, then into ``table`` by the same upsert, as one
+        ``INSERT … SELECT`` (one statement for the batch instead of one per row)."""
+        latest = list({row[0]: row for row in rows}.values())
+        if not latest:
+            return
+        if not isinstance(conn, PgConnection):
+            conn.executemany(upsert_sql(table, columns), latest)
+            return
+        stage = f"staged_{table}"
+        conn.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} (LIKE {table}) ON COMMIT DELETE ROWS"
+        )
+        conn.copy(stage, columns, latest)
+        conn.execute(upsert_sql(table, columns, source=stage))
+        conn.execute(f"DELETE FROM {stage}")  # a second batch of the transaction starts afresh
+
     def insert_many(
         self, conn: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
     ) -> None:
@@ -92,6 +117,22 @@ class Dialect:
             return
         marks = ", ".join("?" * len(columns))
         conn.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def upsert_sql(table: str, columns: Sequence[str], source: str | None = None) -> str:
+    """Insert rows into ``table``, replacing the other columns of a row whose key (the first
+    column) exists: one row of ``?`` values, or every row of the table ``source``.
+
+    >>> print(upsert_sql("state", ("key", "value")).replace(" ON ", "\\n"))
+    INSERT INTO state(key, value) VALUES (?, ?)
+    CONFLICT(key) DO UPDATE SET value = excluded.value
+    """
+    names = ", ".join(columns)
+    rows = (
+        f"SELECT {names} FROM {source}" if source else f"VALUES ({', '.join('?' * len(columns))})"
+    )
+    updates = ", ".join(f"{name} = excluded.{name}" for name in columns[1:])
+    return f"INSERT INTO {table}({names}) {rows} ON CONFLICT({columns[0]}) DO UPDATE SET {updates}"
 
 
 SQLITE = Dialect(

@@ -60,10 +60,7 @@ UPDATE pages SET type = ?1, status = ?2, reason = ?3, failures = failures + 1,
   first_access = coalesce(first_access, ?4), last_access = ?4
 WHERE id = ?5
 """
-_UPSERT_CHILDREN = """
-INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra
-"""
+_CHILDREN = ("id", "children", "extra")  # a page's children, replaced by each read
 
 
 @functools.cache
@@ -157,8 +154,7 @@ class Fetches(PageIds):
                 conn.executemany(statement, rows)
             if histories:
                 conn.executemany(_append_observation(self.dialect), histories)
-            if children:
-                conn.executemany(_UPSERT_CHILDREN, children)
+            self.dialect.upsert_many(conn, "links", _CHILDREN, children)
         return verdicts
 
     def page(self, url_id: int) -> PageRecord:
