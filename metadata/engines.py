@@ -112,7 +112,10 @@ class Engine:
         self.settings = settings
         self._pool: Any = None
         if target.path is None:
-            self._pool = _postgres_pool(target, settings, namespace)
+            options = [f"-c search_path={namespace}"] if namespace else []
+            if readonly:  # the server refuses writes too, not only the store's calls
+                options.append("-c default_transaction_read_only=on")
+            self._pool = _postgres_pool(target, settings, " ".join(options))
 
     def connect(self, *, reader: bool = False) -> Connection:
         """A new connection (hand it back with :meth:`release`): the writer, or a reader."""
@@ -146,7 +149,7 @@ class Engine:
             self._pool.close()
 
 
-def _postgres_pool(target: Target, settings: MetadataSettings, namespace: str | None) -> Any:
+def _postgres_pool(target: Target, settings: MetadataSettings, options: str) -> Any:
     """An open pool of autocommit connections (the store says BEGIN and COMMIT itself),
     after one probe connection that turns a refusal into one line naming why."""
     try:
@@ -168,7 +171,7 @@ def _postgres_pool(target: Target, settings: MetadataSettings, namespace: str | 
         kwargs={
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
-            **({"options": f"-c search_path={namespace}"} if namespace else {}),
+            **({"options": options} if options else {}),
         },
         timeout=max(settings.busy_timeout, CONNECT_TIMEOUT_S),
         open=True,

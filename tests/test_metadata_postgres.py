@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from metadata import Metadata, NotARepository, RepositoryExists
+from metadata import Metadata, NotARepository, RepositoryExists, StoreError
 from metadata.engines import target_of
 from tests.postgres_cluster import free_port
 from tests.stores import raw
@@ -74,3 +74,11 @@ def test_writers_in_threads_of_two_stores_never_share_an_id(postgres_url):
     both = {url_id for n, url_id in enumerate(ids) if n % 51 == 50}
     assert len(both) == 1  # one URL named by both writers: one id
     assert len(set(ids)) == 2 * 20 * 50 + 1  # every other URL its own id
+
+
+def test_a_read_only_opening_is_read_only_on_the_server_too(postgres_url):
+    Metadata.create(postgres_url).close()
+    with Metadata.open(postgres_url, readonly=True) as md:
+        with pytest.raises(StoreError, match="read-only transaction"):
+            md._one("INSERT INTO state(key, value) VALUES ('k', 'v')")
+        assert md.max_url_id() == 0
