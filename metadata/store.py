@@ -1,12 +1,14 @@
 """The metadata store's core: its connections, its transactions and its locks.
 
 Every subject of the store (:mod:`metadata.page_ids`, :mod:`metadata.fetches`,
-:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`)
-is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata` composes them. Writes
-run in explicit ``BEGIN IMMEDIATE`` transactions, one per API call (a fetch result's page
-record, links and observation commit together or not at all); the database is in WAL mode so
-readers — the CLI, a second process — work while the daemon writes. Hot paths (id assignment,
-fetch results, link replacement) are ``executemany`` on the sqlite-utils connection.
+:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`,
+:mod:`metadata.claims`) is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata`
+composes them. Writes run in explicit transactions, one per API call (a fetch result's page
+record, links and observation commit together or not at all), begun as the engine's
+:class:`~metadata.dialect.Dialect` says (SQLite's ``BEGIN IMMEDIATE``); readers — the CLI,
+a second process — work while the daemon writes (SQLite's WAL, PostgreSQL's MVCC). Hot
+paths (id assignment, fetch results, link replacement) are batched: ``executemany``, or
+``COPY`` on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ class Store:
         self.path: Path | str = target.path or target.place or target.name
         """the SQLite file, or where one would be (``REPO/metadata.db``: caches such as the
         crawler's seen-URL table go beside it), or a PostgreSQL store named by URL alone"""
-        self.url = target.url
         self.readonly = readonly
         self.clock = clock
         self.settings = settings
