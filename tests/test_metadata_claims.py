@@ -87,3 +87,20 @@ def test_concurrent_claimers_never_share_a_page(store_url):
         store.close()
     assert not set(got[0]) & set(got[1])
     assert sorted(got[0] + got[1]) == list(range(1, 401))
+
+
+def test_a_migrated_repository_gets_the_host_hash_of_its_pages(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from tests.stores import raw
+
+    made_by_main = Path(__file__).parent / "fixtures" / "main_repository" / "metadata.db"
+    path = tmp_path / "metadata.db"
+    shutil.copy(made_by_main, path)
+    with raw(str(path)) as conn:
+        assert "host_hash" not in {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
+    with Metadata.open(path) as md:
+        stored = md._all("SELECT url, host_hash FROM pages")
+        assert stored and all(value == host_hash(url) for url, value in stored)
+        assert md.claim_due(0, 1, "w", limit=10, due_by=1e12, lease_s=1, now=0.0)
