@@ -4,7 +4,8 @@ test reaches under the API with (a schema version to set, a table to inspect).""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from metadata.dialect import Connection, PgConnection
@@ -30,3 +31,14 @@ def raw(store_url: str) -> Iterator[Connection]:
 def columns(conn: Connection, table: str) -> list[str]:
     """The column names of ``table``, as the engine reports them."""
     return [column[0] for column in conn.execute(f"SELECT * FROM {table} LIMIT 0").description]
+
+
+def in_threads(work: Callable[[int], None], count: int, deadline_s: float = 120) -> None:
+    """Run ``work(0)`` … ``work(count - 1)`` at once, one thread each; fail if one is still
+    running after ``deadline_s`` (a stuck writer, not a slow machine)."""
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=deadline_s)
+        assert not thread.is_alive(), f"{work.__name__} is stuck"

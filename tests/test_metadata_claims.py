@@ -1,13 +1,12 @@
 """Claims by part (issue 20): worker I of N takes the due pages of its hosts for a lease, on
 either engine; two claimers never hold one page; a dead worker's claims expire."""
 
-import threading
-
 import pytest
 
 from metadata import Metadata
 from metadata.claims import host_hash, part_of
 from metadata.clock import ManualClock
+from tests.stores import in_threads
 
 PARTS = 3
 URLS = [f"http://host{h}.test/page/{n}" for h in range(12) for n in range(5)]
@@ -77,12 +76,7 @@ def test_concurrent_claimers_never_share_a_page(store_url):
         while batch := stores[k].claim_due(0, 1, f"w{k}", limit=7, due_by=1e12, lease_s=600):
             got[k] += batch
 
-    threads = [threading.Thread(target=claim, args=(k,)) for k in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-        assert not thread.is_alive(), "a claimer is stuck"
+    in_threads(claim, 2)
     for store in stores:
         store.close()
     assert not set(got[0]) & set(got[1])

@@ -1,14 +1,12 @@
 """What only the PostgreSQL engine meets: a server that does not answer, a database that is
 not xyleme's, a repository folder that names its store in xyleme.toml, concurrent writers."""
 
-import threading
-
 import pytest
 
 from metadata import Metadata, NotARepository, RepositoryExists, StoreError
 from metadata.engines import target_of
 from tests.postgres_cluster import free_port
-from tests.stores import raw
+from tests.stores import in_threads, raw
 
 
 def test_an_unreachable_server_is_one_line_naming_the_store_without_its_password():
@@ -62,12 +60,7 @@ def test_writers_in_threads_of_two_stores_never_share_an_id(postgres_url):
             urls = [f"http://{k}.test/{batch}/{n}" for n in range(50)] + ["http://both.test/"]
             given[k] += stores[k].ids_for(urls)
 
-    threads = [threading.Thread(target=assign, args=(k,)) for k in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-        assert not thread.is_alive(), "a writer is stuck"
+    in_threads(assign, 2)
     for md in stores:
         md.close()
     ids = [url_id for k in range(2) for url_id in given[k]]
