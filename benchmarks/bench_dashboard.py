@@ -13,7 +13,11 @@ Reported: the status's p99 latency in quiet and loaded windows, the daemon's pag
 and their ratio, and beside them what explains them on a shared machine: the p99 lateness of
 a 10 ms sleep on the daemon's loop (a status request waits as long for its turn) and the
 ratio of pages per CPU second of the daemon's process (what the queries cost the daemon
-itself, whatever CPU the machine's other work left it). Targets (issue 18):
+itself, whatever CPU the machine's other work left it), the process's and the event loop
+thread's CPU milliseconds per page, and the loop's CPU seconds per second (its own work,
+which a loaded machine changes little: when the share nears 1 the loop is saturated and its
+lateness is the length of one round of ready callbacks; far below 1, it waits for a core or
+the GIL). Targets (issue 18):
 ``status_p99_ms_loaded`` < 200 and ``pages_per_s_ratio`` ≥ 0.9.
 
 Run ``python benchmarks/bench_dashboard.py`` (a few minutes), ``--quick`` (< 60 s) or
@@ -153,13 +157,14 @@ def load_process(size: Size, channel: Connection) -> None:
     channel.close()
 
 
-async def count_pages(daemon: Daemon, samples: list[tuple[float, int, float]]) -> None:
+async def count_pages(daemon: Daemon, samples: list[tuple[float, int, float, float]]) -> None:
     """Every ``PAGES_SAMPLE_S``: (wall time, pages the daemon fetched so far, CPU seconds of
-    this process: the daemon's, its dashboard's; not the query workers')."""
+    this process: the daemon's, its dashboard's, not the query workers'; CPU seconds of the
+    event loop's thread, this one)."""
     while True:
         crawler = daemon.crawler
         pages = 0 if crawler is None else crawler.stats.pages
-        samples.append((time.time(), pages, time.process_time()))
+        samples.append((time.time(), pages, time.process_time(), time.thread_time()))
         await asyncio.sleep(PAGES_SAMPLE_S)
 
 
@@ -189,7 +194,7 @@ async def measure(size: Size, speed: float) -> dict:
         theta=0.1,
     )
     dashboard = DashboardSettings(query_time_limit_s=size.query_time_limit_s)
-    samples: list[tuple[float, int, float]] = []
+    samples: list[tuple[float, int, float, float]] = []
     lateness: list[tuple[float, float]] = []
     spawn = multiprocessing.get_context("spawn")
     channel, child_end = spawn.Pipe()
@@ -218,13 +223,13 @@ async def measure(size: Size, speed: float) -> dict:
 
 def figures(
     windows: list[Window],
-    samples: list[tuple[float, int, float]],
+    samples: list[tuple[float, int, float, float]],
     lateness: list[tuple[float, float]],
     size: Size,
     speed: float,
 ) -> dict:
     """The JSON figures of the run's windows; pages counted between their ends."""
-    at, pages, cpu = np.array(samples, dtype=float).T
+    at, pages, cpu, loop_cpu = np.array(samples, dtype=float).T
     beats = np.array(lateness, dtype=float).reshape(-1, 2)
 
     def late_p99_ms(loaded: bool) -> float:
@@ -251,6 +256,13 @@ def figures(
     def per_cpu(loaded: bool) -> float:
         return grown(pages, loaded) / max(grown(cpu, loaded), 1e-9)
 
+    def ms_per_page(values: np.ndarray, loaded: bool) -> float:
+        return round(1000 * grown(values, loaded) / max(grown(pages, loaded), 1), 3)
+
+    def loop_busy(loaded: bool) -> float:
+        seconds = sum(w.ended - w.started for w in windows if w.loaded == loaded)
+        return round(grown(loop_cpu, loaded) / max(seconds, 1e-9), 3)
+
     quiet, loaded = rate(False), rate(True)
     answered: dict[str, int] = {}
     for window in windows:
@@ -273,6 +285,12 @@ def figures(
         "pages_per_cpu_s_ratio": round(per_cpu(True) / per_cpu(False), 3) if quiet else 0.0,
         "loop_lateness_p99_ms_quiet": late_p99_ms(False),
         "loop_lateness_p99_ms_loaded": late_p99_ms(True),
+        "process_cpu_ms_per_page_quiet": ms_per_page(cpu, False),
+        "process_cpu_ms_per_page_loaded": ms_per_page(cpu, True),
+        "loop_cpu_ms_per_page_quiet": ms_per_page(loop_cpu, False),
+        "loop_cpu_ms_per_page_loaded": ms_per_page(loop_cpu, True),
+        "loop_cpu_share_quiet": loop_busy(False),
+        "loop_cpu_share_loaded": loop_busy(True),
     }
 
 
@@ -299,6 +317,15 @@ def main() -> None:
         )
     print(f"pages/s loaded / quiet: {result['pages_per_s_ratio']} (target ≥ 0.9; p99 < 200 ms)")
     print(f"pages per CPU second of the daemon, loaded / quiet: {result['pages_per_cpu_s_ratio']}")
+    print(
+        f"daemon process's CPU ms per page, quiet {result['process_cpu_ms_per_page_quiet']}, "
+        f"loaded {result['process_cpu_ms_per_page_loaded']}"
+    )
+    print(
+        f"event loop's CPU ms per page, quiet {result['loop_cpu_ms_per_page_quiet']}, loaded "
+        f"{result['loop_cpu_ms_per_page_loaded']}; its CPU seconds per second, quiet "
+        f"{result['loop_cpu_share_quiet']}, loaded {result['loop_cpu_share_loaded']}"
+    )
     print(json.dumps(result))
 
 

@@ -59,4 +59,9 @@ class QueryError(LoaderError):
 
 
 class QueryTimeout(LoaderError):
-    """A query that ran past its time limit and was stopped."""
+    """A query that ran past its time limit and was stopped; ``partial`` holds the matches
+    found before it was (a caller shows them with a warning rather than losing them)."""
+
+    def __init__(self, message: str, partial: list | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial or []

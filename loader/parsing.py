@@ -35,6 +35,7 @@ from loader.errors import (
     MalformedDocument,
 )
 from loader.links import LinkCollector, absolute_http_url
+from loader.parselock import PARSE_LOCK
 from loader.records import Check
 from loader.settings import LIBXML2_MAX_DEPTH, LoaderSettings
 
@@ -47,8 +48,6 @@ _DOCTYPE_SYSTEM_ID = re.compile(
     rb"<!DOCTYPE\s+[^\s\[>]+\s+(?:SYSTEM|PUBLIC\s+(?:\"[^\"]*\"|'[^']*'))\s+([\"'])(.*?)\1", re.S
 )
 _INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[")
-_NETWORK_ATTEMPT = etree.ErrorTypes.IO_NETWORK_ATTEMPT
-_RACE_ATTEMPTS = 3
 _POSITION_SUFFIX = re.compile(r", line \d+, column \d+$")
 _UNDECLARED_ENTITY = frozenset({"WAR_UNDECLARED_ENTITY", "ERR_UNDECLARED_ENTITY"})
 _UNDECLARED_ENTITY_CODES = frozenset(getattr(etree.ErrorTypes, name) for name in _UNDECLARED_ENTITY)
@@ -183,14 +182,8 @@ def _parse_with_validation(
 
     def parse(with_validation: bool, entities: bool) -> Result:
         nonlocal parser
-        for attempt in range(_RACE_ATTEMPTS):
-            parser = make_parser(with_validation, entities)
-            try:
-                return run(parser)
-            except etree.XMLSyntaxError:
-                if attempt == _RACE_ATTEMPTS - 1 or not _raced(parser):
-                    raise
-        raise AssertionError("unreachable")
+        parser = make_parser(with_validation, entities)
+        return run(parser)
 
     try:
         return parse(validate, True), []
@@ -216,20 +209,6 @@ def _parse_with_validation(
         return parse(False, False), errors
     except etree.XMLSyntaxError as error:
         raise rejection(error, parser.error_log) from None
-
-
-def _raced(parser: etree.XMLParser) -> bool:
-    """Whether a failed parse lost its resolver to another thread's parse.
-
-    lxml installs its resolver as libxml2's process-wide entity loader for the length of a
-    parse and puts the previous loader back after it, so a parse that ends in another thread
-    (the crawler's HTML parser on the event loop) can leave this one's DTD modules to libxml2's
-    own loader, which ``no_network`` refuses: ``failed to load "…xhtml-symbol.ent": Attempt to
-    load network entity``. Every load of ours goes through the resolver, so that error can
-    only be this race (the realistic site's XHTML pages met it about one crawl in three); it
-    needs the other parse to span this one's start, so parsing again gets through.
-    """
-    return any(entry.type == _NETWORK_ATTEMPT for entry in parser.error_log)
 
 
 def _only_undeclared_entities(log: etree._ListErrorLog, error: etree.XMLSyntaxError) -> bool:
@@ -290,7 +269,8 @@ def parse_tree(
         )
 
     def run(parser: etree.XMLParser) -> etree._Element:
-        return etree.fromstring(body, parser, base_url=url)
+        with PARSE_LOCK:  # libxml2's entity loader is the process's (loader.parselock)
+            return etree.fromstring(body, parser, base_url=url)
 
     root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
     if root is None or resolver.missing:
@@ -383,14 +363,16 @@ def parse_stream(
         fed = 0
         with open(path, "rb") as handle:
             while chunk := handle.read(settings.stream_chunk_bytes):
-                parser.feed(chunk)
+                with PARSE_LOCK:  # per call: each feed sets and puts back the entity loader
+                    parser.feed(chunk)
                 fed += len(chunk)
                 if fed > settings.sitemap_max_bytes:
                     collector.close_sitemap(
                         f"sitemap capped at its first {settings.sitemap_max_bytes} bytes"
                     )
                 state.consume(parser.read_events())
-        root = parser.close()
+        with PARSE_LOCK:
+            root = parser.close()
         state.consume(parser.read_events())
         return root.getroottree(), collector
 

@@ -2,12 +2,15 @@
 
 A query cannot hang the warehouse: :func:`run_query` evaluates it in a child process that is
 killed at the time limit (an XPath expression can be cubic in the document's size, and lxml
-cannot interrupt one evaluation), and stops at a result cap.
+cannot interrupt one evaluation), and stops at a result cap. The child sends each match as it
+is found, so a query stopped at its limit still hands back what it found
+(:attr:`QueryTimeout.partial <loader.errors.QueryTimeout>`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -95,10 +98,12 @@ def query_documents(
 
 
 def _query_worker(connection, folder: Path, expression, namespaces, url_prefix, limit) -> None:
+    """Send each match as it is found, then ``done``: the parent keeps what came in time."""
     try:
         warehouse = Warehouse(folder)
-        matches = list(query_documents(warehouse, expression, namespaces, url_prefix, limit))
-        connection.send(("ok", matches))
+        for match in query_documents(warehouse, expression, namespaces, url_prefix, limit):
+            connection.send(("match", match))
+        connection.send(("done", None))
     except (LoaderError, MetadataError) as error:
         connection.send(("error", error))
     finally:
@@ -118,7 +123,7 @@ def run_query(
     Raises
     ------
     QueryTimeout
-        When the query ran past ``time_limit``.
+        When the query ran past ``time_limit``; its ``partial`` holds the matches found.
     QueryError
         For a bad expression or namespace binding.
     """
@@ -132,10 +137,21 @@ def run_query(
     )
     worker.start()
     sender.close()
+    deadline = time.monotonic() + time_limit
+    matches: list[QueryMatch] = []
     try:
-        if not receiver.poll(time_limit):
-            raise QueryTimeout(f"query stopped after its time limit of {time_limit:g} s")
-        status, payload = receiver.recv()
+        while True:
+            if not receiver.poll(max(0.0, deadline - time.monotonic())):
+                raise QueryTimeout(
+                    f"query stopped after its time limit of {time_limit:g} s", matches
+                )
+            kind, payload = receiver.recv()
+            if kind == "match":
+                matches.append(payload)
+            elif kind == "error":
+                raise payload
+            else:
+                return matches
     except EOFError:
         raise QueryError("the query process ended without an answer") from None
     finally:
@@ -143,6 +159,3 @@ def run_query(
             worker.kill()
         worker.join()
         receiver.close()
-    if status == "error":
-        raise payload
-    return payload

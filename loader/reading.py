@@ -9,6 +9,7 @@ from lxml import etree
 
 from loader.dependencies import CacheResolver, DependencyCache
 from loader.errors import DocumentNotFound
+from loader.parselock import PARSE_LOCK
 from loader.parsing import rejection, safe_parser
 from loader.settings import LoaderSettings
 from metadata import InvalidURL, canonicalize_url
@@ -62,8 +63,10 @@ class Warehouse:
         """A stored version as an lxml tree."""
         url = self.repository.document(url_id).url
         parser = safe_parser(CacheResolver(self.cache, self.cache.id_of))
+        document = self.repository.read(url_id, version)
         try:
-            root = etree.fromstring(self.repository.read(url_id, version), parser, base_url=url)
+            with PARSE_LOCK:  # the loader may parse in another thread (loader.parselock)
+                root = etree.fromstring(document, parser, base_url=url)
         except etree.XMLSyntaxError as error:
             raise rejection(error, parser.error_log) from None
         return root.getroottree()

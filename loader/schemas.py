@@ -15,6 +15,7 @@ from xml.sax.saxutils import quoteattr
 from lxml import etree
 
 from loader.dependencies import CacheResolver
+from loader.parselock import PARSE_LOCK
 from loader.parsing import describe, safe_parser, unavailable_reason
 from loader.records import Check
 
@@ -86,8 +87,9 @@ def _compile(locations: dict[str, str], resolver: CacheResolver) -> etree.XMLSch
     makes the check ``not validated`` with the reason, charged to this document only."""
     parser = safe_parser(resolver)
     try:
-        wrapper = etree.fromstring(wrapper_schema(locations), parser)
-        schema = etree.XMLSchema(wrapper)
+        with PARSE_LOCK:  # compiling loads the schemas through the resolver too
+            wrapper = etree.fromstring(wrapper_schema(locations), parser)
+            schema = etree.XMLSchema(wrapper)
     except (etree.XMLSchemaParseError, etree.XMLSyntaxError) as error:
         if resolver.missing:
             return SchemaCheck(missing=list(resolver.missing))

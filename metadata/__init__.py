@@ -8,63 +8,127 @@ the SQLite implementation of :class:`~metadata.api.MetadataAPI`, :class:`Version
 its subclasses), never the database driver's.
 
 >>> from metadata import Clock, Metadata, canonicalize_url
+
+The names below are imported when first used (PEP 562), so that a light module of the
+package (:mod:`metadata.glance`, :mod:`metadata.clock`) loads without the manager's numpy,
+sqlite-utils and pydantic.
 """
 
-from metadata.api import (
-    CoreAPI,
-    FetchesAPI,
-    LinksAPI,
-    MetadataAPI,
-    PageIdsAPI,
-    RanksAPI,
-    RevisitsAPI,
-    StateAPI,
-    StatusAPI,
-    VersionsAPI,
-)
-from metadata.clock import AcceleratedClock, Clock, ManualClock, SystemClock
-from metadata.encoding import MAX_CHILDREN
-from metadata.errors import (
-    DocumentNotFound,
-    InvalidURL,
-    MetadataError,
-    NotARepository,
-    RepositoryCorrupt,
-    RepositoryExists,
-    SchemaTooNew,
-    StoreError,
-    StoreFull,
-    UnknownPage,
-    VersionNotFound,
-)
-from metadata.manager import Metadata
-from metadata.revisits import RevisitIndex, Stored
-from metadata.settings import MetadataSettings
-from metadata.types import (
-    PAGE_TYPE_CODE,
-    SCORE_COLUMNS,
-    FetchResult,
-    LoadStatus,
-    Observation,
-    PageRecord,
-    PageType,
-    RejectedLink,
-)
-from metadata.urls import MAX_URL_LENGTH, canonicalize_url
-from metadata.version_records import (
-    Change,
-    Check,
-    NewVersion,
-    StoredDocument,
-    Validity,
-    VersionInfo,
-)
-from metadata.versions import VersionStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from metadata.api import (
+        CoreAPI,
+        FetchesAPI,
+        LinksAPI,
+        MetadataAPI,
+        PageIdsAPI,
+        RanksAPI,
+        RevisitsAPI,
+        StateAPI,
+        StatusAPI,
+        VersionsAPI,
+    )
+    from metadata.clock import AcceleratedClock, Clock, ManualClock, SystemClock
+    from metadata.encoding import MAX_CHILDREN
+    from metadata.errors import (
+        DocumentNotFound,
+        InvalidURL,
+        MetadataError,
+        NotARepository,
+        RepositoryCorrupt,
+        RepositoryExists,
+        SchemaTooNew,
+        StoreError,
+        StoreFull,
+        UnknownPage,
+        VersionNotFound,
+    )
+    from metadata.manager import Metadata
+    from metadata.revisits import RevisitIndex, Stored
+    from metadata.settings import MetadataSettings
+    from metadata.types import (
+        PAGE_TYPE_CODE,
+        PAGE_TYPE_NAMES,
+        SCORE_COLUMNS,
+        FetchResult,
+        LoadStatus,
+        Observation,
+        PageRecord,
+        PageType,
+        RejectedLink,
+    )
+    from metadata.urls import MAX_URL_LENGTH, canonicalize_url
+    from metadata.version_records import (
+        Change,
+        Check,
+        NewVersion,
+        StoredDocument,
+        Validity,
+        VersionInfo,
+    )
+    from metadata.versions import VersionStore
+
+_HOME = {
+    "CoreAPI": "api",
+    "FetchesAPI": "api",
+    "LinksAPI": "api",
+    "MetadataAPI": "api",
+    "PageIdsAPI": "api",
+    "RanksAPI": "api",
+    "RevisitsAPI": "api",
+    "StateAPI": "api",
+    "StatusAPI": "api",
+    "VersionsAPI": "api",
+    "AcceleratedClock": "clock",
+    "Clock": "clock",
+    "ManualClock": "clock",
+    "SystemClock": "clock",
+    "MAX_CHILDREN": "encoding",
+    "DocumentNotFound": "errors",
+    "InvalidURL": "errors",
+    "MetadataError": "errors",
+    "NotARepository": "errors",
+    "RepositoryCorrupt": "errors",
+    "RepositoryExists": "errors",
+    "SchemaTooNew": "errors",
+    "StoreError": "errors",
+    "StoreFull": "errors",
+    "UnknownPage": "errors",
+    "VersionNotFound": "errors",
+    "Metadata": "manager",
+    "RevisitIndex": "revisits",
+    "Stored": "revisits",
+    "MetadataSettings": "settings",
+    "PAGE_TYPE_CODE": "types",
+    "PAGE_TYPE_NAMES": "types",
+    "SCORE_COLUMNS": "types",
+    "FetchResult": "types",
+    "LoadStatus": "types",
+    "Observation": "types",
+    "PageRecord": "types",
+    "PageType": "types",
+    "RejectedLink": "types",
+    "MAX_URL_LENGTH": "urls",
+    "canonicalize_url": "urls",
+    "Change": "version_records",
+    "Check": "version_records",
+    "NewVersion": "version_records",
+    "StoredDocument": "version_records",
+    "Validity": "version_records",
+    "VersionInfo": "version_records",
+    "VersionStore": "versions",
+}
+"""Each public name and the module of this package that defines it."""
 
 __all__ = [
     "MAX_CHILDREN",
     "MAX_URL_LENGTH",
     "PAGE_TYPE_CODE",
+    "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
     "AcceleratedClock",
     "Change",
@@ -110,3 +174,15 @@ __all__ = [
     "VersionsAPI",
     "canonicalize_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'metadata' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"metadata.{_HOME[name]}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

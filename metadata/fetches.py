@@ -20,7 +20,8 @@ from metadata.encoding import (
     encode_observation,
     history_arrays,
 )
-from metadata.errors import UnknownPage
+from metadata.errors import UnknownPage, translated
+from metadata.glance import type_counts
 from metadata.page_ids import PageIds
 from metadata.store import as_columns, lookup_pages, require_pages
 from metadata.types import FetchResult, Observation, PageRecord, PageType
@@ -239,8 +240,8 @@ class Fetches(PageIds):
 
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
-        counts = dict(self._all("SELECT type, count(*) FROM pages GROUP BY type"))
-        return {page_type: counts.get(page_type.value, 0) for page_type in PageType}
+        with self._lock, translated(self.path):
+            return type_counts(self._conn)
 
 
 def _previous_md5(conn: Connection, ids: list[int]) -> dict[int, str | None]:

@@ -112,16 +112,28 @@ def page_urls(
     reason: str | None = None,
     host: str | None = None,
     limit: int | None = None,
+    after: tuple[float | None, int] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """The pages of a ``--status`` (newest first), at most ``limit``, and how many match."""
+    """The pages of a ``--status`` (newest first: by :func:`order_column` decreasing, then
+    increasing URL-Id), at most ``limit`` after the key ``after``, and how many match."""
     condition, params = _filters(host, reason, reason_column="why")
     matching = _matching(status, condition)
     total = md._scan(f"SELECT count(*) FROM ({matching}) AS matching", params)[0][0]
+    order = f"p.{PAGE_STATUSES[status].order}"
+    keyset = "1 = 1"
+    if after is not None:  # rows after (time, id) in "time DESC NULLS LAST, id" order
+        keyset = (
+            f"({order} IS NULL AND p.id > :after_id)"
+            if after[0] is None
+            else f"({order} < :after_at OR ({order} = :after_at AND p.id > :after_id) "
+            f"OR {order} IS NULL)"
+        )
+        params.update(after_at=after[0], after_id=after[1])
     rows = md._scan(
         "SELECT p.id, p.url, p.type, p.status, p.why, p.failures, p.discovered_at, "
         "p.last_access, p.content_type, p.size, p.redirect_to, t.url "
-        f"FROM ({matching}) p LEFT JOIN pages t ON t.id = p.redirect_to "
-        f"ORDER BY p.{PAGE_STATUSES[status].order} DESC NULLS LAST, p.id LIMIT :limit",
+        f"FROM ({matching}) p LEFT JOIN pages t ON t.id = p.redirect_to WHERE {keyset} "
+        f"ORDER BY {order} DESC NULLS LAST, p.id LIMIT :limit",
         {**params, "limit": NO_LIMIT if limit is None else limit},
     )
     names = [
@@ -141,10 +153,21 @@ def page_urls(
     return [dict(zip(names, row, strict=True)) for row in rows], total
 
 
+def order_column(status: str) -> str:
+    """The row field a page status orders by (newest first): its keyset with ``url_id``."""
+    return PAGE_STATUSES[status].order
+
+
 def rejected_urls(
-    md: Metadata, *, reason: str | None = None, host: str | None = None, limit: int | None = None
+    md: Metadata,
+    *,
+    reason: str | None = None,
+    host: str | None = None,
+    limit: int | None = None,
+    after: int | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """URLs refused a fetch (newest first) with the page they were found on; how many match.
+    """URLs refused a fetch (newest first, by decreasing ``seq``) with the page they were
+    found on, at most ``limit`` older than the refusal ``after``; how many match.
 
     The table keeps the last ``MetadataSettings.rejected_limit`` refusals only.
     """
@@ -152,12 +175,16 @@ def rejected_urls(
     matching = f"SELECT * FROM rejected WHERE {condition}"
     total = md._scan(f"SELECT count(*) FROM ({matching}) AS matching", params)[0][0]
     rows = md._scan(
-        "SELECT r.url, r.reason, r.at, r.referrer, p.url "
+        "SELECT r.url, r.reason, r.at, r.referrer, p.url, r.seq "
         f"FROM ({matching}) r LEFT JOIN pages p ON p.id = r.referrer "
-        "ORDER BY r.seq DESC LIMIT :limit",
-        {**params, "limit": NO_LIMIT if limit is None else limit},
+        "WHERE r.seq < :after ORDER BY r.seq DESC LIMIT :limit",
+        {
+            **params,
+            "limit": NO_LIMIT if limit is None else limit,
+            "after": 2**63 - 1 if after is None else after,
+        },
     )
-    names = ("url", "reason", "at", "referrer_id", "referrer")
+    names = ("url", "reason", "at", "referrer_id", "referrer", "seq")
     return [dict(zip(names, row, strict=True)) for row in rows], total
 
 

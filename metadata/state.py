@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from metadata.clock import CLOCK_STATE, Clock, decode_clock, resume_clock
 from metadata.errors import translated
+from metadata.glance import latest_time, state_value
 from metadata.store import Store
 
 
@@ -25,8 +26,8 @@ class NamedState(Store):
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
-        row = self._one("SELECT value FROM state WHERE key = ?", (key,))
-        return None if row is None else bytes(row[0])
+        with self._lock, translated(self.path):
+            return state_value(self._conn, key)
 
     def state_keys(self, prefix: str = "") -> list[str]:
         """The keys of stored blobs that start with ``prefix``, in key order (a command table)."""
@@ -46,11 +47,7 @@ class NamedState(Store):
         discovery, a refusal), None when empty: a clock resumes from it after a crash, since
         the clock's own checkpoint may be older than what was committed after it."""
         with self._scan_lock, translated(self.name):
-            conn = self._scan_connection()
-            pages = conn.execute("SELECT max(last_access), max(discovered_at) FROM pages")
-            (refused,) = conn.execute("SELECT max(at) FROM rejected").fetchone()
-            times = [*pages.fetchone(), refused]
-        return max((float(t) for t in times if t is not None), default=None)
+            return latest_time(self._scan_connection())
 
     def repository_clock(
         self, speed: float | None = None, *, start: float | None = None, running: bool = True

@@ -39,6 +39,15 @@ PAGE_TYPE_CODE: dict[PageType, int] = {page_type: code for code, page_type in en
 1
 """
 
+PAGE_TYPE_NAMES = tuple(page_type.value for page_type in PAGE_TYPE_CODE)
+"""Each code's name, for the modules that read types by name (a tuple, so that readers of
+the store such as ``xyleme status`` load without numpy; index an array of codes with
+``numpy.asarray(PAGE_TYPE_NAMES, dtype=object)[codes]``).
+
+>>> PAGE_TYPE_NAMES[1], PAGE_TYPE_NAMES[0]
+('XML', 'HTML')
+"""
+
 SCORE_COLUMNS = (
     "importance",
     "interest",

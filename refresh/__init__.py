@@ -1,7 +1,9 @@
 """The refresh module: change-rate estimates and the sqrt(r·λ) refresh schedule (paper §6).
 
-Pure computation over numpy arrays; it imports ``metadata`` (records, clock) and nothing of the
-crawler or the daemon, and hands due URL-Ids to any :class:`~refresh.scheduler.CrawlQueue`.
+Pure computation over numpy arrays and observation records; it imports nothing of the store
+(``metadata``), of ``ranking`` or of ``xyleme``: the refresh pass (``xyleme.jobs.refresh_pass``)
+reads the store, calls it and writes back, and due URL-Ids go to any
+:class:`~refresh.scheduler.CrawlQueue` (the crawler is one).
 See ``docs/refresh.md``.
 """
 

@@ -54,7 +54,8 @@ def estimate_change_rates(
 
     Examples
     --------
-    >>> from metadata.types import Observation as O
+    >>> from collections import namedtuple
+    >>> O = namedtuple("O", "at changed last_modified", defaults=[None])
     >>> batch = ObservationBatch.from_observations(
     ...     [[O(0, None), O(1e4, True), O(2e4, False)], [O(0, None, -4e3), O(1e4, True, 6e3)]]
     ... )

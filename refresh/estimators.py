@@ -210,7 +210,8 @@ def last_modified_rate(
     "intervals" (the first access, l = 4, and [0, 10], l = 4) and one no-change interval (10):
     eq. 10 gives 2 / 8, the censored estimate 1.5 / 18.
 
-    >>> from metadata.types import Observation as O
+    >>> from collections import namedtuple
+    >>> O = namedtuple("O", "at changed last_modified", defaults=[None])
     >>> b = ObservationBatch.from_observations([[O(0, None, -4), O(10, True, 6), O(20, False, 6)]])
     >>> last_modified_rate(b, censored=False)[0].tolist(), last_modified_rate(b)[0].tolist()
     ([0.25], [0.08333333333333333])

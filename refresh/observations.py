@@ -2,8 +2,9 @@
 
 The estimators work on many pages at once, so a batch of histories is packed into (pages ×
 accesses) arrays padded with NaN / -1. :meth:`ObservationBatch.from_observations` takes what
-``Metadata.observations`` returns (lists of ``metadata.types.Observation``); library users may
-build the arrays directly.
+``Metadata.observations`` returns (lists of records with the fields of :class:`Observation`:
+the store's ``metadata.types.Observation`` is one); library users may build the arrays
+directly.
 
 A server's Last-Modified is only used when it looks trustworthy (§6.1 "unless Xyleme detects
 that the web server provides an unreliable last date of change"). The rules, per page:
@@ -27,12 +28,25 @@ import enum
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from metadata.types import Observation
-
 UNKNOWN_CHANGE = -1
+
+
+class Observation(Protocol):
+    """One access to a page as the estimators read it (§6.1): when, whether the body changed
+    since the access before (None for the first), and the server's Last-Modified if sent."""
+
+    @property
+    def at(self) -> float: ...
+
+    @property
+    def changed(self) -> bool | None: ...
+
+    @property
+    def last_modified(self) -> float | None: ...
 
 
 class LastModifiedVerdict(enum.IntEnum):
@@ -130,10 +144,9 @@ class ObservationBatch:
 
         Examples
         --------
-        >>> from metadata.types import Observation
-        >>> batch = ObservationBatch.from_observations(
-        ...     [[Observation(0.0, None), Observation(10.0, True)], [Observation(5.0, None)]]
-        ... )
+        >>> from collections import namedtuple
+        >>> O = namedtuple("O", "at changed last_modified", defaults=[None])
+        >>> batch = ObservationBatch.from_observations([[O(0, None), O(10, True)], [O(5, None)]])
         >>> batch.count.tolist(), batch.changed.tolist()
         ([2, 1], [[-1, 1], [-1, -1]])
         """

@@ -27,22 +27,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from metadata.types import PAGE_TYPE_CODE
-
 
 def type_names(page_type: np.ndarray) -> np.ndarray:
-    """Page types as names, from names or from ``refresh_view``'s PAGE_TYPE_CODE integers.
+    """Page types as ``str`` names (XML, HTML, DTD, UNKNOWN, ERROR, DEAD…).
 
-    >>> type_names(np.array([1, 0], dtype=np.int8)).tolist()
+    The store's small integer codes are not understood here (the refresh module knows no
+    store): the caller converts them first (``metadata.PAGE_TYPE_NAMES``, indexed by code).
+
+    >>> type_names(np.array(["XML", "HTML"], dtype=object)).tolist()
     ['XML', 'HTML']
     """
     page_type = np.asarray(page_type)
     if np.issubdtype(page_type.dtype, np.integer):
-        names = np.array([t.value for t in PAGE_TYPE_CODE], dtype=object)
-        order = np.array(list(PAGE_TYPE_CODE.values()))
-        lookup = np.empty(order.max() + 1, dtype=object)
-        lookup[order] = names
-        return lookup[page_type].astype(str)
+        raise TypeError("page types must be names (XML, HTML…), not the store's integer codes")
     return page_type.astype(str)
 
 
@@ -64,8 +61,7 @@ def normalise_importance(
     Parameters
     ----------
     page_type
-        Each page's type: a name ("XML", "HTML", "DTD", "UNKNOWN", "ERROR", "DEAD") or its
-        ``metadata.types.PAGE_TYPE_CODE``.
+        Each page's type by name ("XML", "HTML", "DTD", "UNKNOWN", "ERROR", "DEAD").
     importance, interest
         The ranking module's scores (NaN where not computed yet).
     floor

@@ -19,14 +19,14 @@ pages due *before the next scan* with their moments (``upcoming``), and a
 (level 1) in decreasing accumulated obsolescence, retries of ERROR pages after their back-off
 (level 1), discovery of unread pages by decreasing OPIC cash with θ·G of the bandwidth
 (level 2), re-checks of DEAD pages (level 4), and the ERROR pages that have failed too often
-and must become DEAD. It hands URL-Ids to any object with a ``submit(url_ids, level, scores)``
-method (:class:`CrawlQueue`); it never imports the crawler.
+and must become DEAD. It hands URL-Ids to any object with a ``submit_plan(batches)`` method
+(:class:`CrawlQueue`); it never imports the crawler.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,11 +43,18 @@ BACKGROUND_LEVEL = 4
 REFRESHED_TYPES = ("XML", "HTML", "DTD")
 
 
-class CrawlQueue(Protocol):
-    """Where the refresh module hands pages to fetch (the crawler's frontier implements it)."""
+Batch = tuple[np.ndarray, int, np.ndarray]
+"""URL-Ids, the priority level they are queued at, and their scores (higher first)."""
 
-    def submit(self, url_ids: np.ndarray, level: int, scores: np.ndarray) -> None:
-        """Queue ``url_ids`` at priority ``level``; higher ``scores`` first within a level."""
+
+class CrawlQueue(Protocol):
+    """Where the refresh module hands pages to fetch (``xyleme.crawler.Crawler`` is one)."""
+
+    async def submit_plan(self, batches: Sequence[Batch]) -> int:
+        """Queue every batch in one call (one lookup for all its pages); how many queued.
+
+        A coroutine: a queue on an event loop lets its other tasks run while it admits a
+        large plan."""
         ...
 
 
@@ -158,6 +165,17 @@ class UnitPlan:
     interval_units: np.ndarray
     change_rate: np.ndarray
     r: np.ndarray
+
+    def batches(self) -> list[Batch]:
+        """The unit's due work per level, for :meth:`CrawlQueue.submit_plan`: refreshes and
+        retries (level 1), discoveries (2), re-checks (4). The ``upcoming`` pages are not due
+        yet: a :class:`RefreshTimetable` releases them."""
+        return [
+            (self.refresh, REFRESH_LEVEL, self.refresh_scores),
+            (self.retry, REFRESH_LEVEL, np.zeros(len(self.retry))),
+            (self.discovery, DISCOVERY_LEVEL, self.discovery_scores),
+            (self.background, BACKGROUND_LEVEL, np.zeros(len(self.background))),
+        ]
 
 
 def page_weights(
@@ -318,19 +336,11 @@ class RefreshTimetable:
         return len(self._ids) - self._next
 
 
-def submit_plan(plan: UnitPlan, queue: CrawlQueue) -> None:
-    """Hand a unit's due pages to the crawler queue, one ``submit`` per non-empty level.
-
-    The ``upcoming`` pages are left to a :class:`RefreshTimetable` (they are not due yet)."""
-    batches = (
-        (plan.refresh, REFRESH_LEVEL, plan.refresh_scores),
-        (plan.retry, REFRESH_LEVEL, np.zeros(len(plan.retry))),
-        (plan.discovery, DISCOVERY_LEVEL, plan.discovery_scores),
-        (plan.background, BACKGROUND_LEVEL, np.zeros(len(plan.background))),
-    )
-    for url_ids, level, scores in batches:
-        if len(url_ids):
-            queue.submit(url_ids, level, scores)
+async def submit_plan(plan: UnitPlan, queue: CrawlQueue) -> int:
+    """Hand a unit's due pages to the crawler queue in one call (:meth:`UnitPlan.batches`);
+    returns how many it queued. The ``upcoming`` pages are left to a :class:`RefreshTimetable`.
+    """
+    return await queue.submit_plan(plan.batches())
 
 
 def refreshes_per_unit(

@@ -10,6 +10,7 @@ the refresh module estimates λ from the observations itself, when the dashboard
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,10 +18,10 @@ from loader import Loader
 from metadata import Metadata
 from metadata.clock import ManualClock
 from ranking.opic import OPIC
-from ranking.opic_events import FetchListener
-from ranking.repository import rank_repository
 from xyleme import signals
 from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+from xyleme.jobs.opic import FetchListener
+from xyleme.jobs.ranking import rank_repository
 from xyleme.simweb import FaultSettings, SimWebServer, SimWebSettings
 
 DAY = 86_400.0
@@ -100,3 +101,11 @@ async def short_simweb_run(repo_dir: Path, rounds: int = 5) -> RunSummary:
             opic.checkpoint(md)
             rank_repository(md, repo_dir / "ranking")
     return RunSummary(rounds, fetches, clock.now())
+
+
+def built_repository(tmp_path_factory, name: str) -> Path:
+    """A repository filled by :func:`short_simweb_run` in a new temporary folder (for the
+    module-scoped ``repo`` fixtures of the dashboard's tests)."""
+    path = tmp_path_factory.mktemp(name) / "repo"
+    asyncio.run(short_simweb_run(path))
+    return path

@@ -17,6 +17,7 @@ from xyleme.cli import cli
 from xyleme.commands import RepositoryTarget
 from xyleme.config import config_from_mapping
 from xyleme.daemon import Daemon
+from xyleme.jobs.requeue import queue_unread
 from xyleme.simweb import DOMAIN, SimWebProcess, SimWebServer, SimWebSettings
 
 FAST = {"daemon": {"scope": [DOMAIN]}, "crawler": {"min_delay": 0.0, "max_crawl_delay": 0.0}}
@@ -30,7 +31,7 @@ async def crawl_once(repo, settings: SimWebSettings, clock: ManualClock) -> None
         daemon = Daemon(repo, config_from_mapping(FAST), clock=clock, resolver=web.resolver())
         daemon.open()
         try:
-            daemon.queue_unread()
+            queue_unread(daemon.md, daemon.crawler)
             await daemon.crawler.run()
         finally:
             daemon.close()

@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 import pytest
 
-from xyleme.cli import cli
+from xyleme.cli import load_all
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,6 +20,7 @@ def _commands(group: click.Group, prefix: str = "xyleme") -> list[tuple[str, cli
     return found
 
 
+cli = load_all()  # the lazy group imports every command module for the walk
 COMMANDS = _commands(cli)
 DOCS = "\n".join(
     path.read_text(encoding="utf-8")

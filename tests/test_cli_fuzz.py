@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import xyleme.cli.simweb
 from tests.daemon_fixtures import make_repository
-from xyleme.cli import cli
+from xyleme.cli import load_all
 
 
 class Started(Exception):
@@ -45,6 +45,7 @@ def _command(path: tuple[str, ...]) -> click.Command:
     return command
 
 
+cli = load_all()  # the lazy group imports every command module for the walk
 COMMANDS = _commands(cli)
 
 NUMBERS = ["99999999999999999999", "-1", "0", "1e400", "nan", "-inf", "2.5", "٣", "²", "1_0"]

@@ -12,8 +12,8 @@ from metadata import FetchResult, Metadata, PageType
 from metadata.clock import ManualClock
 from xyleme import commands
 from xyleme.cli import cli
+from xyleme.jobs.recheck_request import RecheckRequest
 from xyleme.lock import DaemonLock
-from xyleme.recheck import RecheckRequest
 from xyleme.status import save_clock, save_live_status
 
 
@@ -90,12 +90,13 @@ def test_status_of_a_repository_no_daemon_ran_on(repo):
     xyleme(repo, "seed", "add", "http://a.test/")
     text = xyleme(repo, "status")
     assert text.splitlines()[0] == "daemon        not running"
-    assert "UNKNOWN 1  (total 1)" in text
+    assert "UNKNOWN 1  (total 1; the database, now)" in text
     assert "no daemon has run on this repository yet" in text
+    assert "None" not in text
     data = json.loads(xyleme(repo, "status", "--json"))
     assert data["daemon"] == {"pid": None}
     assert data["pages"] == {"UNKNOWN": 1} and data["pages_total"] == 1
-    assert data["live"] == {}
+    assert data["live"] == {} and data["live_source"] is None and data["live_age"] is None
 
 
 def test_commands_refuse_a_folder_that_is_not_a_repository(tmp_path):
@@ -163,7 +164,10 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
         save_clock(md, ManualClock(86_400.0, speed=60.0))
     lines = xyleme(repo, "status").splitlines()
     assert lines[1] == "simulated now 1970-01-02 00:00:00Z  (clock speed x60)"
-    assert "checkpoint    1970-01-02 00:00:00Z" in lines
+    assert (
+        "figures       the daemon's last checkpoint (simulated 1970-01-02 00:00:00Z, "
+        "written 0 s ago)" in lines
+    )
     assert "pages/s       12.5" in lines
     assert "queues        refresh 3" in lines
     assert "refreshes     7 in the last time unit" in lines
@@ -172,6 +176,7 @@ def test_status_shows_the_daemons_last_checkpoint(repo):
     assert "re-check      running: fetches 4: alive 3 (0.750 …" in lines
     data = json.loads(xyleme(repo, "status", "--json"))
     assert data["live"] == live and data["clock"] == {"now": 86_400.0, "speed": 60.0}
+    assert data["live_source"] == "checkpoint" and 0 <= data["live_age"] < 60
 
 
 def test_recheck_checks_its_options_and_the_repository_before_fetching(repo, tmp_path):

@@ -70,7 +70,7 @@ async def crawled(tmp_path, site):
     try:
         daemon.crawler.submit(site.url("a.test", "/"))
         await daemon.crawler.run()
-        daemon.checkpoint()
+        daemon.checkpoints.write()
     finally:
         daemon.close()
     return repo, site
@@ -248,8 +248,11 @@ async def test_the_dashboard_pages_the_same_host_rows(crawled, aiohttp_client):
     repo, web = crawled
     client = await aiohttp_client(create_app(repo))
     first = await (await client.get("/api/hosts?limit=2")).json()
-    assert (first["total"], first["limit"], first["next_cursor"]) == (3, 2, web.url("b.test", ""))
-    second = await (await client.get(f"/api/hosts?limit=2&cursor={first['next_cursor']}")).json()
+    assert (first["total"], first["limit"]) == (3, 2)
+    assert [row["host"] for row in first["hosts"]][-1] == web.url("b.test", "")
+    second = await (
+        await client.get("/api/hosts", params={"limit": "2", "cursor": first["next_cursor"]})
+    ).json()
     assert second["next_cursor"] is None and len(second["hosts"]) == 1
     served = first["hosts"] + second["hosts"]
     cli_rows = sorted(by_host(repo).values(), key=lambda row: row["host"])

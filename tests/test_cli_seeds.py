@@ -95,7 +95,7 @@ async def test_the_daemon_narrows_its_scope_when_a_seed_is_removed(repo):
         assert daemon.crawler.scope.refusal("http://b.test/page") is None
         with Metadata.open(repo / "metadata.db") as cli_side:
             command = commands.submit(cli_side, "seed remove", {"urls": ["http://b.test/"]})
-            await daemon.poll_commands()
+            await daemon.control.poll()
             answer = commands.wait_for_answer(cli_side, command, 1)
         assert answer.ok and answer.data["removed"] == ["http://b.test/"]
         assert daemon.crawler.scope.refusal("http://b.test/page") is not None

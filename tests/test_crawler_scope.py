@@ -383,7 +383,7 @@ def repo(tmp_path):
 def test_scope_show_prints_the_rules_in_order_with_their_kind(repo):
     code, output = xyleme(repo, "scope", "show")
     assert code == 0
-    lines = [line.split() for line in output.splitlines()[1:4]]
+    lines = [line.split() for line in output.splitlines()[2:5]]
     assert [line[:4] for line in lines] == [
         ["1", "origin", "admit", "http://127.0.0.1:8000/docs/"],
         ["2", "domain", "admit", "domain:example.org"],

@@ -115,13 +115,13 @@ async def test_the_in_process_daemon_answers_the_command_table_on_a_manual_clock
         with Metadata.open(repo / "metadata.db") as cli_side:
             first = commands.submit(cli_side, "pause", {})
             second = commands.submit(cli_side, "no such thing", {})
-            await daemon.poll_commands()
+            await daemon.control.poll()
             assert commands.wait_for_answer(cli_side, first, 1).message == "fetching paused"
             refused = commands.wait_for_answer(cli_side, second, 1)
             assert not refused.ok and "unknown command" in refused.message
         assert daemon.paused
         daemon.clock.advance(500.0)
-        daemon.checkpoint()
+        daemon.checkpoints.write()
     finally:
         daemon.close()
     _, output = xyleme(repo, "status", "--json")
@@ -145,7 +145,7 @@ async def test_a_full_disk_stops_the_daemon_with_a_clear_message(repo, monkeypat
         raise full  # what the store raises for SQLite's SQLITE_FULL
 
     monkeypatch.setattr(daemon.md, "put_state", no_space)
-    await daemon._run_job(daemon._checkpoint_job)
+    await daemon.periodic.run(daemon.checkpoints.periodic)
     assert daemon.failure == f"cannot write to the repository: {full}"
     assert "metadata.db: disk full (database or disk is full)" in daemon.failure
     daemon.close()  # its last checkpoint fails the same way: no exception, the lock is free
@@ -162,7 +162,7 @@ async def test_a_failing_job_is_logged_and_the_daemon_goes_on(repo, caplog):
     async def broken() -> None:
         raise RuntimeError("a bug")
 
-    await daemon._run_job(broken)
+    await daemon.periodic.run(broken)
     assert daemon.failure is None and "periodic job broken failed" in caplog.text
     daemon.close()
 

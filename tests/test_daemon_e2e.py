@@ -10,7 +10,8 @@ from tests.daemon_fixtures import make_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
-from xyleme.recheck import RecheckRequest
+from xyleme.jobs.recheck_request import RecheckRequest
+from xyleme.jobs.requeue import queue_unread
 from xyleme.simweb import DOMAIN, SimWebServer, SimWebSettings
 
 DAY = 86_400.0
@@ -43,17 +44,17 @@ async def run(tmp_path_factory):
         daemon = Daemon(repo, config, clock=clock, resolver=web.resolver())
         daemon.open()
         try:
-            daemon.queue_unread()
+            queue_unread(daemon.md, daemon.crawler)
             await daemon.crawler.run()  # the first read of the web, at the epoch
             read_once = daemon.md.count_by_type()
             for _ in range(DAYS):
-                await daemon.refresh_scan()
+                await daemon.refresh.run()
                 await daemon.crawler.run()
                 for _ in range(STEPS):  # the unit's refreshes, each released at its moment
                     clock.advance(DAY / STEPS)
-                    await daemon.release_refreshes()
+                    await daemon.refresh.release()
                     await daemon.crawler.run()
-            await daemon.recompute_ranking()
+            await daemon.ranking.run()
             yield daemon, read_once
         finally:
             daemon.close()
@@ -95,7 +96,7 @@ async def test_change_rates_and_opic_are_stored(run):
     daemon, _ = run
     ids, rates = daemon.md.scores("change_rate")
     assert len(ids) > 50 and np.all(rates >= 0)
-    daemon.checkpoint()
+    daemon.checkpoints.write()
     ids, history = daemon.md.scores("opic_importance")
     assert len(ids) > 100 and history.sum() == pytest.approx(1.0, abs=0.05)
 
@@ -109,7 +110,7 @@ async def test_rankings_are_computed_for_every_page(run):
     assert importance.sum() == pytest.approx(1.0, rel=1e-6)
     _, interest = daemon.md.scores("interest")
     assert len(interest) == len(ids) and np.all(interest[xml] > 0)  # E' seeds the XML pages
-    assert daemon.passes["ranking"] == daemon.clock.now()
+    assert daemon.ranking.last == daemon.clock.now()
 
 
 async def test_the_sitemaps_robots_txt_names_are_read(run):
@@ -124,22 +125,22 @@ async def test_a_recheck_runs_in_the_background_on_the_daemons_crawler(run):
     """Last in this module: the re-check records its verdicts."""
     daemon, _ = run
     request = RecheckRequest(strategy="pa_pm", sample=10, budget=30, method="get")
-    refused = await daemon.recheck(request.as_args())
+    refused = await daemon.control.recheck(request.as_args())
     assert not refused.ok and "paused" in refused.message  # its crawler is not fetching
-    daemon.start_fetching()
+    daemon.workers.start()
     try:
-        answer = await daemon.recheck(request.as_args())
+        answer = await daemon.control.recheck(request.as_args())
         assert answer.ok and answer.data["started"] and answer.data["planned"] == 30
-        again = await daemon.recheck(request.as_args())
+        again = await daemon.control.recheck(request.as_args())
         assert not again.ok and "already running" in again.message
-        await daemon.rechecking
+        await daemon.rechecks.task
         status = daemon.live_status()["recheck"]
         assert status["state"] == "done" and status["fetches"] == 30
         assert status["alive"] + status["dead"] + status["unknown"] == 30
         assert status["alive"] >= 25  # a web without faults, re-read a moment ago
-        unbounded = await daemon.recheck(RecheckRequest(strategy="i").as_args())
+        unbounded = await daemon.control.recheck(RecheckRequest(strategy="i").as_args())
         assert unbounded.ok
         await daemon.set_paused(True)  # stops the re-check with the fetching
-        assert daemon.rechecking.done() and daemon.recheck_status["state"] == "cancelled"
+        assert daemon.rechecks.task.done() and daemon.rechecks.status["state"] == "cancelled"
     finally:
-        await daemon.stop_fetching()
+        await daemon.workers.stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from metadata import FetchResult, Metadata, PageType
-from tests.dashboard_fixtures import short_simweb_run
+from tests.dashboard_fixtures import built_repository
 from xyleme.cli import cli
 from xyleme.dashboard import DashboardSettings, create_app
 
@@ -20,9 +19,7 @@ HOSTILE = '<script>alert("x")</script>'
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dashboard") / "repo"
-    asyncio.run(short_simweb_run(path))
-    return path
+    return built_repository(tmp_path_factory, "dashboard")
 
 
 @pytest.fixture
@@ -57,24 +54,17 @@ async def test_status_counts_pages_by_type(client, md):
 
 
 def cli_schedule(repo, now: float, units: int, top: int) -> dict:
-    """What ``xyleme schedule --json`` says at the same simulated time."""
-    result = CliRunner().invoke(
-        cli,
-        [
-            "--repo",
-            str(repo),
-            "schedule",
-            "--json",
-            "--now",
-            repr(now),
-            "--units",
-            str(units),
-            "--top",
-            str(top),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    """What ``xyleme schedule`` says at the same simulated time: its ``--summary --json``
+    figures as ``repository``, its first ``top`` pages (``--json``) as ``pages``."""
+
+    def ask(*args: str) -> object:
+        base = ["--repo", str(repo), "schedule", "--now", repr(now), "--units", str(units)]
+        result = CliRunner().invoke(cli, [*base, *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    pages = ask("--json", "--limit", str(top)) if top else []
+    return {"repository": ask("--summary", "--json"), "pages": pages}
 
 
 async def test_status_policy_is_the_refresh_modules(client, repo):
@@ -139,9 +129,11 @@ async def test_rankings_list_the_best_pages_of_each_kind(client, md):
     best_xml = max(importance[types == 1])
     assert values[0] == pytest.approx(best_xml)
     assert all(page["type"] == "HTML" for page in answer["html_interest"]["pages"])
-    opic = answer["opic"]["distribution"]
-    assert sum(opic) == pytest.approx(1.0)  # OPIC's estimates sum to 1
-    assert opic == sorted(opic, reverse=True)
+    opic = answer["opic"]  # the distribution: log-spaced ranks of every ranked page
+    assert opic["distribution_ranks"][0] == 1
+    assert opic["distribution_ranks"][-1] == opic["ranked_pages"]
+    assert opic["distribution"] == sorted(opic["distribution"], reverse=True)
+    assert opic["distribution"][0] == opic["pages"][0]["opic_importance"]
     made = answer["provenance"]
     assert made["importance"]["converged"] and made["interest"]["converged"]
     assert made["importance"]["figure_name"] == "l1_error_bound"
@@ -286,7 +278,7 @@ async def test_a_schedule_the_refresh_module_refuses_is_a_message(
     def refuse(*args, **kwargs):
         raise ValueError("a history the estimators refuse")
 
-    monkeypatch.setattr("xyleme.dashboard.figures.schedule_report", refuse)
+    monkeypatch.setattr("xyleme.jobs.schedule.schedule_report", refuse)
     with Metadata.create(tmp_path / "metadata.db") as md:
         (page,) = md.ids_for(["http://a.test/"])
         md.record_fetch(FetchResult(page, 1_000.0, PageType.HTML, 200, md5="a" * 32))

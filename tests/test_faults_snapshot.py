@@ -73,7 +73,7 @@ def test_snapshots_nest_and_later_reads_see_the_new_commits(repo, writer_between
 def test_xyleme_schedule_during_a_crawl(repo, writer_between_reads):
     result = CliRunner().invoke(cli, ["--repo", str(repo), "schedule", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["repository"]["pages"] == 5
+    assert len(json.loads(result.output)) == 5
     assert writer_between_reads
 
 
@@ -90,7 +90,7 @@ async def test_daemon_refresh_pass_during_a_crawl(repo, writer_between_reads):
     daemon = Daemon(repo, Config(), clock=ManualClock(4 * DAY))
     daemon.open()
     try:
-        await daemon.refresh_scan()
-        assert daemon.policy["pages"] >= 5 and writer_between_reads
+        await daemon.refresh.run()
+        assert daemon.refresh.policy["pages"] >= 5 and writer_between_reads
     finally:
         daemon.close()

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import FetchResult, Metadata, PageType
-from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli
+from xyleme.jobs.liverank_snapshot import load_snapshot
 
 URLS = [f"http://{page}/" for page in ("a.test/1", "a.test/2", "a.test/3", "b.test/1", "b.test/2")]
 LINKS = {0: [1, 2, 5], 1: [2], 2: [3], 3: [4]}  # 5 is only discovered, never read
@@ -42,7 +42,8 @@ def recheck(repo, answers):
 
 
 def printed_urls(output):
-    return [line.split()[-1] for line in output.strip().splitlines()]
+    """The URLs of the table's rows (after its header and rule)."""
+    return [line.split()[-1] for line in output.strip().splitlines()[2:]]
 
 
 def test_snapshot_holds_the_read_pages_and_their_links(repo):
@@ -58,32 +59,34 @@ def test_indegree_order_as_text(repo):
     result = run("--repo", repo, "liverank", "--strategy", "i")
     assert result.exit_code == 0, result.output
     expected = [URLS[2], URLS[1], URLS[3], URLS[4], URLS[0]]
-    assert printed_urls(result.output) == expected
+    assert printed_urls(result.stdout) == expected
 
 
 def test_json_and_csv(repo):
     result = run("--repo", repo, "liverank", "--strategy", "p", "--json")
-    summary = json.loads(result.output)
-    assert summary["complete"] and summary["pages"] == 5
-    assert [row["rank"] for row in summary["order"]] == [1, 2, 3, 4, 5]
+    order = json.loads(result.stdout)
+    assert result.stderr == ""  # complete: no note
+    assert [row["rank"] for row in order] == [1, 2, 3, 4, 5]
     result = run("--repo", repo, "liverank", "--strategy", "r", "--csv", "--limit", "2")
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == 2 and set(rows[0]) == {"rank", "url_id", "answer", "url"}
+    assert "2 of 5 ordered pages shown" in result.stderr
 
 
 def test_sample_based_order_waits_for_the_sample_answers(repo):
     args = ["--repo", repo, "liverank", "--strategy", "pa", "--sample", 2]
     args += ["--sample-kind", "indegree", "--json"]
-    summary = json.loads(run(*args).stdout)
-    assert not summary["complete"]
-    assert [row["url"] for row in summary["order"]] == [URLS[2], URLS[1]]
+    result = run(*args)
+    assert "2 of 5 pages ordered; the rest depends on answers" in result.stderr
+    assert [row["url"] for row in json.loads(result.stdout)] == [URLS[2], URLS[1]]
 
     recheck(repo, {URLS[2]: True, URLS[1]: False})
-    summary = json.loads(run(*args, "--answers-since", "2033-05-18T03:33:20").output)
-    assert summary["complete"]
-    assert [row["answer"] for row in summary["order"][:2]] == ["alive", "dead"]
+    result = run(*args, "--answers-since", "2033-05-18T03:33:20")
+    assert "depends on answers" not in result.stderr
+    order = json.loads(result.stdout)
+    assert [row["answer"] for row in order[:2]] == ["alive", "dead"]
     # the live a.test/3 links to b.test/1, which its live PageRank puts next
-    assert summary["order"][2]["url"] == URLS[3]
+    assert order[2]["url"] == URLS[3]
 
 
 def test_errors_are_messages_not_tracebacks(tmp_path, repo):
@@ -94,5 +97,5 @@ def test_errors_are_messages_not_tracebacks(tmp_path, repo):
     assert result.exit_code != 0 and "nothing to order" in result.output
     result = run("--repo", repo, "liverank", "--answers-since", "yesterday")
     assert result.exit_code != 0 and "ISO date" in result.output
-    result = run("--repo", repo, "liverank", "--json", "--csv")
-    assert result.exit_code != 0
+    result = run("--repo", repo, "liverank", "--limit", "-1")
+    assert result.exit_code == 2

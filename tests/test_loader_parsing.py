@@ -10,10 +10,12 @@ from lxml import etree
 
 from loader import Loader, LoaderSettings, LoadOutcome
 from loader.dependencies import CacheResolver
+from loader.parselock import PARSE_LOCK
 from loader.records import Check
 from metadata.clock import ManualClock
 from metadata.types import LoadStatus, PageType
 from tests.loader_fakes import FakeFetcher, FakeMetadata
+from xyleme.crawler.htmlparse import extract_links
 
 URL = "http://xml.test/catalog.xml"
 
@@ -175,42 +177,80 @@ def test_spooled_file_body_is_loaded(tmp_path, md):
     assert spooled.exists()  # the crawler owns its spool file
 
 
+def _loader_with_a_modular_dtd(tmp_path, md):
+    """A loader whose cache holds a DTD that loads a module (as XHTML's DTD does)."""
+    loader = make_loader(tmp_path, md)
+    load(loader, md, b'<!ENTITY x "y">', url="http://xml.test/mod.ent")
+    load(
+        loader,
+        md,
+        b'<!ENTITY % mod SYSTEM "mod.ent"> %mod; <!ELEMENT r ANY>',
+        url="http://xml.test/a.dtd",
+    )
+    return loader
+
+
 def test_a_parse_in_another_thread_cannot_take_the_resolver(tmp_path, md, monkeypatch):
     """lxml swaps libxml2's process-wide entity loader around each parse: a parse that began
-    earlier in another thread and ends during this one's puts libxml2's own loader back, and
-    this one's next DTD module was refused as a network load (the realistic site's XHTML
-    pages, beside the crawler's HTML parser). The document is parsed again, and stored."""
-    loader = make_loader(tmp_path, md)
-    dtd_url, module_url = "http://xml.test/a.dtd", "http://xml.test/mod.ent"
-    load(loader, md, b'<!ENTITY x "y">', url=module_url)
-    load(loader, md, b'<!ENTITY % mod SYSTEM "mod.ent"> %mod; <!ELEMENT r ANY>', url=dtd_url)
-    started, other_done = threading.Event(), threading.Event()
+    earlier in another thread and ended during the loader's put libxml2's own loader back,
+    and the loader's next DTD module was refused as a network load (the realistic site's
+    XHTML pages, beside the crawler's HTML parser). Every parse holds PARSE_LOCK: the
+    loader's waits for the other to end, and is right at its first try."""
+    loader = _loader_with_a_modular_dtd(tmp_path, md)
+    began, other_done = threading.Event(), threading.Event()
 
     class Slow(etree.Resolver):
         def resolve(self, system_url, public_id, context):
-            assert started.wait(10), "the loader's parse never began"
+            began.set()
+            other_done.wait(0.3)  # long enough for the loader's parse to try to begin
             return self.resolve_string(b"<!ELEMENT o ANY>", context)
 
-    def other_parse() -> None:  # began before the loader's parse, ends inside it
+    def other_parse() -> None:  # begins before the loader's parse
         parser = etree.XMLParser(load_dtd=True, no_network=True)
         parser.resolvers.add(Slow())
-        etree.fromstring(b'<!DOCTYPE o SYSTEM "http://other.test/o.dtd"><o/>', parser)
+        with PARSE_LOCK:
+            etree.fromstring(b'<!DOCTYPE o SYSTEM "http://other.test/o.dtd"><o/>', parser)
         other_done.set()
 
     answer = CacheResolver.resolve
-    raced = []
+    asked = []
 
     def resolve(self, system_url, public_id, context):
-        if system_url == dtd_url and not raced:
-            raced.append(system_url)
-            started.set()
+        asked.append(system_url)
+        if system_url == "http://xml.test/a.dtd":  # unlocked, the other parse ended here
             assert other_done.wait(10), "the other parse never ended"
         return answer(self, system_url, public_id, context)
 
     monkeypatch.setattr(CacheResolver, "resolve", resolve)
     other = threading.Thread(target=other_parse)
     other.start()
+    assert began.wait(10), "the other parse never began"
     result = load(loader, md, b'<!DOCTYPE r SYSTEM "a.dtd"><r>&x;</r>')
     other.join(10)
-    assert raced and result.outcome is LoadOutcome.STORED, result.reason
+    assert result.outcome is LoadOutcome.STORED, result.reason
     assert result.validity.dtd is Check.VALID
+    assert asked.count("http://xml.test/a.dtd") == 1  # parsed once: nothing to retry
+
+
+def test_the_crawlers_html_parses_beside_the_loader_never_break_its_dtd(tmp_path, md):
+    """The crawler parses HTML in its own thread while the loader validates against a
+    modular DTD: every document is stored valid."""
+    loader = _loader_with_a_modular_dtd(tmp_path, md)
+    page = b"<html><body>" + b'<p><a href="/p%d">x</a></p>' * 200 + b"</body></html>"
+    stop = threading.Event()
+
+    def crawl() -> None:
+        while not stop.is_set():
+            extract_links(page, "http://html.test/")
+
+    crawler = threading.Thread(target=crawl)
+    crawler.start()
+    try:
+        results = [
+            load(loader, md, b'<!DOCTYPE r SYSTEM "a.dtd"><r>&x;</r>', url=f"{URL}{n}")
+            for n in range(60)
+        ]
+    finally:
+        stop.set()
+        crawler.join(10)
+    assert {(r.outcome, r.validity.dtd) for r in results} == {(LoadOutcome.STORED, Check.VALID)}

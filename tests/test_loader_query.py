@@ -80,6 +80,25 @@ def test_runaway_query_is_stopped_at_its_time_limit(tmp_path):
         run_query(tmp_path / "documents", cubic, time_limit=0.5)
 
 
+def test_a_query_stopped_at_its_limit_hands_back_what_it_found(tmp_path):
+    md = FakeMetadata()
+    loader = Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(0.0))
+    small = b"<r><e/><e/></r>"
+    big = b"<r>" + b"<e/>" * 3000 + b"</r>"
+    for url, body in (("http://a.test/small.xml", small), ("http://b.test/big.xml", big)):
+        loader.load(md.id_for(url), url, body, {}, 0.0)
+    slow = "count(//e[count(following::e[count(preceding::e) > 0]) > 0])"
+    with pytest.raises(QueryTimeout) as stopped:
+        run_query(tmp_path / "documents", slow, time_limit=3.0)
+    assert [(match.url, match.value) for match in stopped.value.partial] == [
+        ("http://a.test/small.xml", "1")
+    ]
+    done = xyleme(tmp_path, "query", slow, "--json", "--timeout", "3")
+    assert done.returncode == 1
+    assert [row["url"] for row in json.loads(done.stdout)] == ["http://a.test/small.xml"]
+    assert "warning: query stopped after its time limit of 3 s" in done.stderr
+
+
 def test_c14n_diff_ignores_attribute_order_and_whitespace(repo):
     warehouse = Warehouse(repo / "documents")
     url_id = warehouse.document_id("http://shop.test/b.xml")
@@ -101,7 +120,9 @@ def test_cli_query_with_namespace(repo):
     done = xyleme(
         repo, "query", "string(//a:title)", "--ns", f"a={ATOM}", "--url-prefix", "http://news"
     )
-    assert done.stdout == "http://news.test/feed.xml\tNews\n"
+    assert done.stdout.splitlines()[2].split() == ["http://news.test/feed.xml", "News"]
+    csv_rows = xyleme(repo, "query", "string(//a:title)", "--ns", f"a={ATOM}", "--csv").stdout
+    assert csv_rows.splitlines()[0] == "url_id,url,version,value"
 
 
 def test_cli_doc_and_versions(repo):
@@ -109,16 +130,33 @@ def test_cli_doc_and_versions(repo):
         DOCUMENTS["http://shop.test/b.xml"].decode()
     )
     listing = xyleme(repo, "doc", "http://shop.test/b.xml", "--versions").stdout.splitlines()
-    assert [line.split("\t")[0] for line in listing] == ["1", "2"]
+    assert [line.split()[0] for line in listing[2:]] == ["1", "2"]
+    rows = json.loads(xyleme(repo, "doc", "http://shop.test/b.xml", "--versions", "--json").stdout)
+    assert [row["version"] for row in rows] == [1, 2] and "validity" in rows[0]
+    limited = xyleme(repo, "doc", "http://shop.test/b.xml", "--versions", "--limit", "1", "--csv")
+    assert len(limited.stdout.splitlines()) == 2 and "1 of 2 versions shown" in limited.stderr
+    assert xyleme(repo, "doc", "http://shop.test/b.xml", "--json").returncode == 2
 
 
 def test_cli_diff_and_changes(repo):
     diff = xyleme(repo, "diff", "http://shop.test/b.xml", "--from", "1", "--to", "2")
     assert '+  <item price="1">clip</item>' in diff.stdout.splitlines()
     changes = xyleme(repo, "changes", "--since", "150").stdout.splitlines()
-    assert changes == ["1970-01-01T00:03:20+00:00\t2\thttp://shop.test/b.xml"]
-    iso = xyleme(repo, "changes", "--since", "1970-01-01T00:00:00", "--json").stdout.splitlines()
-    assert len(iso) == 4
+    assert changes[2].split() == ["1970-01-01", "00:03:20Z", "2", "http://shop.test/b.xml"]
+    iso = xyleme(repo, "changes", "--since", "1970-01-01T00:00:00", "--json").stdout
+    assert len(json.loads(iso)) == 4 and set(json.loads(iso)[0]) == {
+        "url_id",
+        "url",
+        "version",
+        "md5",
+        "fetched_at",
+    }
+
+
+def test_cli_diff_of_a_single_version_says_so(repo):
+    done = xyleme(repo, "diff", "http://shop.test/a.xml")
+    assert done.returncode == 0
+    assert "has one stored version (version 1" in done.stdout and "no change" not in done.stdout
 
 
 def test_cli_errors_are_messages_not_tracebacks(repo):

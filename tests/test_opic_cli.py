@@ -31,11 +31,12 @@ def test_opic_lists_top_pages_by_estimate(repository):
     ids, opic = _checkpoint(repository)
     result = CliRunner().invoke(cli, ["--repo", str(repository), "opic", "--json", "--limit", "2"])
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output)
-    assert shown["known_pages"] == 4 and shown["read_pages"] == 2
+    shown = json.loads(result.stdout)
+    assert "2 of 4 pages shown" in result.stderr
     estimates = opic.estimates()
-    assert [row["url_id"] for row in shown["pages"]] == sorted(ids, key=lambda i: -estimates[i])[:2]
-    assert shown["pages"][0]["url"].startswith("http://a.test/")
+    assert [row["url_id"] for row in shown] == sorted(ids, key=lambda i: -estimates[i])[:2]
+    assert shown[0]["url"].startswith("http://a.test/")
+    assert shown[0]["opic_importance"] == estimates[shown[0]["url_id"]]
 
 
 def test_opic_unread_lists_discovery_order(repository):
@@ -43,7 +44,7 @@ def test_opic_unread_lists_discovery_order(repository):
     result = CliRunner().invoke(cli, ["--repo", str(repository), "opic", "--unread"])
     assert result.exit_code == 0, result.output
     assert "2 read" in result.output
-    lines = result.output.splitlines()[2:]
+    lines = result.output.splitlines()[3:]
     assert [int(line.split()[1]) for line in lines] == opic.unread_by_cash(10).tolist()
 
 

@@ -11,13 +11,13 @@ import pytest
 import ranking.opic.cash
 import ranking.opic.focus
 import ranking.opic.select
-import ranking.opic_events
+import xyleme.jobs.opic
 
 DOC = Path(__file__).parent.parent / "docs" / "opic.md"
 
 
 @pytest.mark.parametrize(
-    "module", [ranking.opic.cash, ranking.opic.select, ranking.opic.focus, ranking.opic_events]
+    "module", [ranking.opic.cash, ranking.opic.select, ranking.opic.focus, xyleme.jobs.opic]
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -5,7 +5,7 @@ import pytest
 
 from metadata import FetchResult, Metadata, PageType
 from ranking.opic import OPIC
-from ranking.opic_events import FetchListener
+from xyleme.jobs.opic import FetchListener
 
 
 @pytest.fixture

@@ -96,8 +96,9 @@ def test_compute_stores_importance_and_interest_of_every_page(repo):
 def test_top_xml_lists_xml_pages_by_importance(repo):
     directory, ids = repo
     assert run("--repo", directory, "rank", "compute").exit_code == 0
-    result = run("--repo", directory, "rank", "top", "--xml", "-n", "2", "--json")
-    rows = json.loads(result.output)
+    result = run("--repo", directory, "rank", "top", "--xml", "--limit", "2", "--json")
+    rows = json.loads(result.stdout)
+    assert "2 of 3 XML pages with an importance shown" in result.stderr
     order, importance, _ = expected(ids)
     xml = [u for u in order if u in {ids["x1.xml"], ids["x2.xml"], ids["x3.xml"]}]
     best = sorted(xml, key=lambda u: -importance[order.index(u)])[:2]
@@ -123,6 +124,16 @@ def test_top_table_is_the_default(repo):
     run("--repo", directory, "rank", "compute")
     result = run("--repo", directory, "rank", "top", "--xml")
     assert result.exit_code == 0 and "x1.xml" in result.output and "importance" in result.output
+
+
+def test_top_takes_the_old_n_with_a_note(repo):
+    directory, _ = repo
+    run("--repo", directory, "rank", "compute")
+    result = run("--repo", directory, "rank", "top", "--xml", "-n", "1", "--json")
+    assert len(json.loads(result.stdout)) == 1 and "-n is deprecated" in result.stderr
+    assert (
+        run("--repo", directory, "rank", "top", "--xml", "-n", "1", "--limit", "2").exit_code == 2
+    )
 
 
 def test_top_opic_lists_the_estimates_opic_stored(repo):

@@ -14,9 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ranking"
-#: Store glue that the jobs layer takes out of ranking (issue 19); until then, the only
-#: modules allowed to read the store.
-GLUE = {"ranking.repository", "ranking.liverank_repository", "ranking.opic_events"}
 FACES = ("ranking", "ranking.pagerank", "ranking.opic", "ranking.liverank")
 
 
@@ -50,7 +47,6 @@ def test_ranking_imports_nothing_of_the_store_or_the_daemon():
     offenders = {
         module: sorted(i for i in _imports(path) if i.split(".")[0] in ("metadata", "xyleme"))
         for module, path in MODULES.items()
-        if module not in GLUE
     }
     assert {module: found for module, found in offenders.items() if found} == {}
 
@@ -83,7 +79,7 @@ def test_no_ranking_module_is_over_500_lines():
 
 def test_code_outside_ranking_imports_its_faces_only():
     """The daemon, the CLI, the simulated web and the benchmarks read the public names."""
-    allowed = set(FACES) | GLUE
+    allowed = set(FACES)
     wrong = {}
     for folder in ("xyleme", "refresh", "benchmarks"):
         for path in (ROOT / folder).rglob("*.py"):
@@ -105,7 +101,7 @@ def test_each_face_exports_names_that_exist(face):
 
 @pytest.mark.parametrize(
     "module",
-    sorted(m for m in MODULES if m not in GLUE and m != "ranking.pagerank.kernels"),
+    sorted(m for m in MODULES if m != "ranking.pagerank.kernels"),
 )
 def test_the_docstring_examples_run(module):
     failures, _ = doctest.testmod(importlib.import_module(module))

@@ -7,8 +7,8 @@ import pytest
 
 from metadata import FetchResult, LoadStatus, Metadata, PageType
 from metadata.link_matrix import MAX_REDIRECT_HOPS
-from ranking.repository import rank_repository
 from tests.ranking_graphs import dense_inverse, dense_pagerank
+from xyleme.jobs.ranking import rank_repository
 
 BASE = "http://site.test/"
 AT = 1_700_000_000.0

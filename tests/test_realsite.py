@@ -18,6 +18,7 @@ from xyleme.sitegen import (
     resolve,
 )
 from xyleme.sitegen.crawl import top_overlap
+from xyleme.sitegen.process import RealSiteProcess
 from xyleme.sitegen.rankings import importance, interest
 
 SPEC = SiteSpec(seed=16, size=300)
@@ -263,3 +264,22 @@ def test_top_overlap_counts_tied_pages_as_equal():
     assert top_overlap(reference, candidate) == 20
     assert top_overlap(reference, {**candidate, "x": 100.0}) == 19
     assert top_overlap(reference, {}) == 0
+
+
+async def test_a_site_served_by_a_process_of_its_own_is_the_same_site():
+    """bench_site's server: a child process serves the site built here for its ports."""
+    async with RealSiteProcess(SiteSpec(size=150)) as served, _session(served) as session:
+        in_process = build_site(SiteSpec(size=150), served.port, served.offsite_port)
+        assert served.site.responses.keys() == in_process.responses.keys()
+        url = f"{served.site.origin}/manual/index.html"
+        status, _, body = await asyncio.wait_for(_get(session, url), 10)
+        assert status == 200 and body == served.site.responses[url].body
+        offsite = f"http://127.0.0.1:{served.offsite_port}/dtd/spec.dtd"
+        await asyncio.wait_for(_get(session, offsite), 10)
+        assert [(a.path, a.status) for a in served.accesses] == [
+            ("/manual/index.html", 200),
+            ("/dtd/spec.dtd", 200),
+        ]
+        assert [a.path for a in served.out_of_scope()] == ["/dtd/spec.dtd"]
+        child = served._process
+    assert not child.is_alive()

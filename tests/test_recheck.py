@@ -1,4 +1,4 @@
-"""The re-check engine (refresh/recheck.py) against probes that answer from a known truth."""
+"""The re-check engine (xyleme/jobs/recheck.py) against probes that answer from a known truth."""
 
 import asyncio
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ranking.liverank import STRATEGIES, LinkGraph, LiveRankSettings, make_liverank, simulate
-from refresh.recheck import Liveness, RecheckProgress, RepeatedPage, Verdict, recheck
+from xyleme.crawler.liveness import Liveness, Verdict
+from xyleme.jobs.recheck import RecheckProgress, RepeatedPage, recheck
 
 # Two hosts of four pages: host 0 alive, host 1 dead; chains inside each host.
 GRAPH = LinkGraph.from_edges(

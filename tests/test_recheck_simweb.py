@@ -13,11 +13,12 @@ import pytest
 from metadata import Metadata, PageType
 from metadata.clock import ManualClock
 from ranking.liverank import LiveRankSettings, cost, make_liverank
-from ranking.liverank_repository import load_snapshot
-from refresh.recheck import Verdict, recheck
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
 from xyleme.crawler.frontier import host_key
+from xyleme.crawler.liveness import Verdict
 from xyleme.crawler.probe import CrawlerProbe, looks_like_soft_404
+from xyleme.jobs.liverank_snapshot import load_snapshot
+from xyleme.jobs.recheck import recheck
 from xyleme.simweb import GroundTruth, SimWeb, SimWebServer, SimWebSettings
 from xyleme.simweb.aging import AgingModel, Fate, age_graph, aging_lifecycle, simweb_graph
 from xyleme.simweb.settings import DAY

@@ -44,8 +44,7 @@ def run(repo, *args):
 
 def test_json_gives_pages_and_repository_figures(repo):
     now = T0 + 10.5 * DAY
-    out = json.loads(run(repo, "--json", "--now", str(now), "--units", "3"))
-    figures = out["repository"]
+    figures = json.loads(run(repo, "--summary", "--json", "--now", str(now), "--units", "3"))
     assert figures["bandwidth_G"] == 2.0
     assert figures["refresh_bandwidth_Gr"] == 1.0
     assert figures["omega"] == pytest.approx(figures["S"] ** 2 / 2.0)
@@ -53,7 +52,8 @@ def test_json_gives_pages_and_repository_figures(repo):
     assert len(figures["due_per_unit"]) == 3
     assert figures["discovery_now"] == 1
     assert figures["retries_now"] == 1
-    by_url = {page["url"].rsplit("/", 1)[1]: page for page in out["pages"]}
+    pages = json.loads(run(repo, "--json", "--now", str(now), "--units", "3"))
+    by_url = {page["url"].rsplit("/", 1)[1]: page for page in pages}
     fast, slow, still = by_url["fast.xml"], by_url["slow.xml"], by_url["still.xml"]
     assert fast["method"] == "always_changed"
     assert slow["method"] == "change_mle"
@@ -73,14 +73,25 @@ def test_url_and_csv(repo):
 
 
 def test_text_output_lists_the_soonest_pages(repo):
-    out = run(repo, "--top", "2", "--now", str(T0 + 11 * DAY))
-    assert "S = " in out and "K = " in out and "Ω = " in out
-    assert "fast.xml" in out
+    result = CliRunner().invoke(
+        cli, ["--repo", str(repo), "schedule", "--limit", "2", "--now", str(T0 + 11 * DAY)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "S = " in result.stdout and "K = " in result.stdout and "Ω = " in result.stdout
+    assert "fast.xml" in result.stdout and "None" not in result.stdout
+    assert "2 of 5 pages shown" in result.stderr
+
+
+def test_the_old_top_option_still_limits_with_a_note(repo):
+    result = CliRunner().invoke(cli, ["--repo", str(repo), "schedule", "--top", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == 1
+    assert "--top is deprecated: use --limit" in result.stderr
 
 
 def test_user_errors_are_clear(repo, tmp_path_factory):
-    result = CliRunner().invoke(cli, ["--repo", str(repo), "schedule", "--json", "--csv"])
-    assert result.exit_code != 0 and "exclude" in result.output
+    result = CliRunner().invoke(cli, ["--repo", str(repo), "schedule", "--summary", "--csv"])
+    assert result.exit_code == 2 and "not --csv" in result.output
     result = CliRunner().invoke(
         cli, ["--repo", str(repo), "schedule", "--url", "http://h.test/unknown.xml"]
     )

@@ -12,6 +12,7 @@ from refresh.policy import (
     penalty_cost,
     penalty_intervals,
     refresh_intervals,
+    type_names,
 )
 
 
@@ -209,3 +210,9 @@ def test_incremental_policy_tracks_a_full_solve():
     np.testing.assert_allclose(policy.interval(np.arange(len(w))), full.interval, rtol=1e-12)
     with pytest.raises(ValueError, match="finite"):
         policy.update(np.array([0]), np.array([np.nan]))
+
+
+def test_page_types_are_names_and_the_stores_codes_are_refused():
+    assert type_names(np.array(["XML", "DEAD"], dtype=object)).tolist() == ["XML", "DEAD"]
+    with pytest.raises(TypeError, match="not the store's integer codes"):
+        type_names(np.array([1, 0], dtype=np.int8))

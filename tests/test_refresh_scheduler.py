@@ -28,8 +28,11 @@ class RecordingQueue:
     def __init__(self):
         self.calls = []
 
-    def submit(self, url_ids, level, scores):
-        self.calls.append((list(url_ids), level, list(scores)))
+    async def submit_plan(self, batches):
+        self.calls += [
+            (list(ids), level, list(scores)) for ids, level, scores in batches if len(ids)
+        ]
+        return sum(len(ids) for ids, _, _ in batches)
 
 
 def test_the_scan_picks_exactly_the_due_pages():
@@ -146,7 +149,7 @@ def test_plan_retries_errors_after_back_off_and_kills_repeated_failures():
     assert plan.refresh.tolist() == []
 
 
-def test_submit_plan_hands_each_level_to_the_queue():
+async def test_submit_plan_hands_each_level_to_the_queue():
     settings = RefreshSettings(bandwidth_per_unit=4.0, discovery_share=0.25)
     columns = view(
         id=np.array([1, 2, 3, 4]),
@@ -155,7 +158,7 @@ def test_submit_plan_hands_each_level_to_the_queue():
         failures=np.array([0, 1, 0, 5]),
     )
     queue = RecordingQueue()
-    submit_plan(plan_time_unit(columns, now=100 * DAY, settings=settings), queue)
+    assert await submit_plan(plan_time_unit(columns, now=100 * DAY, settings=settings), queue) == 4
     assert [(ids, level) for ids, level, _ in queue.calls] == [
         ([1], REFRESH_LEVEL),
         ([2], REFRESH_LEVEL),

@@ -6,7 +6,8 @@ it can take the repository's lock (:mod:`xyleme.lock`); when a daemon holds it, 
 writes the command into a table kept in the metadata's named state (``command/<id>``), the
 daemon polls the table, runs the command on its live objects and writes the answer
 (``answer/<id>``), which the CLI prints. Both ways run the same :func:`execute` on a
-:class:`CommandTarget`.
+:class:`CommandTarget`. ``status`` goes the same way to ask a running daemon for its figures
+of this instant (only a daemon has them; without one the CLI reads the last checkpoint).
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from metadata import InvalidURL, Metadata, canonicalize_url
+from metadata.errors import InvalidURL
+from metadata.urls import canonicalize_url
+
+if TYPE_CHECKING:  # the manager's imports are heavy; `xyleme status` reads without it
+    from metadata import Metadata
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"
@@ -69,6 +74,10 @@ class CommandTarget(Protocol):
         """The daemon only: without one, ``xyleme rank compute`` ranks by itself."""
         ...
 
+    def live_status(self) -> dict[str, Any]:
+        """The daemon only: its in-memory figures of this instant, for ``xyleme status``."""
+        ...
+
 
 def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | Awaitable[Answer]:
     """Run the command ``name`` on ``target``; an unknown name is an error answer."""
@@ -82,6 +91,8 @@ def execute(target: CommandTarget, name: str, args: dict[str, Any]) -> Answer | 
         return target.recheck(args)
     if name == "rank compute":  # only ever handed to a daemon: `xyleme rank compute` runs it
         return target.compute_ranking()
+    if name == "status":  # only ever handed to a daemon: its live figures, not a checkpoint
+        return Answer("live figures", {"live": target.live_status(), "written": time.time()})
     return Answer(f"unknown command {name!r}", ok=False)
 
 

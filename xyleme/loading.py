@@ -21,6 +21,7 @@ from loader import Loader, LoaderSettings, LoadOutcome, LoadResult
 from loader.interfaces import Body, FetchedBody
 from metadata import InvalidURL, Metadata, canonicalize_url
 from metadata.clock import Clock
+from xyleme import signals
 from xyleme.crawler import Crawler, CrawlEvent, Level
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ class LoaderSink:
     md : Metadata
         The metadata manager (shared with the crawler; it is thread-safe).
     crawler : Crawler
-        Where dependency requests go, and whose scope bounds them.
+        Where dependency requests go, and whose scope bounds them; the sink listens to its
+        events to know when a dependency's fetch ended.
     clock : Clock
         Simulated time (the dependency timeout).
     settings : LoaderSettings
@@ -93,6 +95,8 @@ class LoaderSink:
         )
         self.loaded = 0
         self._lock = threading.Lock()
+        for signal in (signals.page_fetched, signals.page_failed, signals.page_dead):
+            crawler.signals.connect(signal, self.dependency_answered)
 
     def load(
         self,

@@ -5,7 +5,9 @@ Both render the same *progress facts*, a dict the demo samples from the running 
 (pages), ``stored`` (XML versions the loader stored), ``fetch_rate`` (pages per real
 second), ``queues`` (level → requests waiting),
 ``obsolescence`` and ``omega`` (the repository's current obsolescence and the optimum
-Ω(G) of the refresh policy, None until the first refresh pass).
+Ω(G) of the refresh policy, None until the first refresh pass); optionally ``refreshed``
+(refreshes so far), ``rankings`` (ranking passes so far) and ``recheck`` (the LiveRank
+re-check's progress line, None before it starts).
 """
 
 from __future__ import annotations
@@ -39,13 +41,26 @@ def _obsolescence(facts: dict[str, Any]) -> str:
     return text
 
 
+def _passes(facts: dict[str, Any]) -> str:
+    """Refreshes and ranking passes so far, when the facts have them."""
+    parts = []
+    if "refreshed" in facts:
+        parts.append(f"{facts['refreshed']} refreshed")
+    if "rankings" in facts:
+        parts.append(f"{facts['rankings']} ranking passes")
+    return ", ".join(parts)
+
+
 def plain_line(facts: dict[str, Any]) -> str:
     """One log line of progress (when stdout is not a terminal)."""
+    passes = _passes(facts)
     return (
         f"day {facts['day']:.1f}/{facts['days']:g}  known {facts['known']}  read {facts['read']}"
         f"  XML {facts['xml']} ({facts['stored']} versions stored)  errors {facts['errors']}"
         f"  {facts['fetch_rate']:.0f} pages/s"
         f"  queues {queues_text(facts['queues'])}  obsolescence {_obsolescence(facts)}"
+        + (f"  {passes}" if passes else "")
+        + (f"  re-check {facts['recheck']}" if facts.get("recheck") else "")
     )
 
 
@@ -65,6 +80,10 @@ def live_panel(facts: dict[str, Any]) -> Group:
     table.add_row("fetch rate", f"{facts['fetch_rate']:.0f} pages/s")
     table.add_row("queues", queues_text(facts["queues"]))
     table.add_row("obsolescence", _obsolescence(facts))
+    if _passes(facts):
+        table.add_row("so far", _passes(facts))
+    if facts.get("recheck"):
+        table.add_row("LiveRank re-check", facts["recheck"])
     return Group(
         Text("xyleme demo: the acquisition daemon on the simulated web", style="bold"), table
     )

@@ -10,9 +10,10 @@ daemon's fetchers and writers keep their CPU. The parent (:mod:`xyleme.dashboard
 also kills it at the wall-clock limit. It lives outside the dashboard package, whose imports
 (aiohttp, the refresh and ranking modules: 0.75 s) a process per query must not pay.
 
-Reads one JSON request on stdin: ``folder``, ``xpath``, ``offset``, ``limit``,
-``cpu_seconds``, ``memory_mb``; writes one JSON answer on stdout: ``{"results": [...],
-"more": bool}`` or ``{"error": message}``.
+Reads one JSON request on stdin: ``folder``, ``xpath``, ``offset``, ``limit``, ``after``
+(null, or the ``[url_id, n]`` key of the last match already shown: the n-th match, from 0, of
+that document), ``cpu_seconds``, ``memory_mb``; writes one JSON answer on stdout:
+``{"results": [...], "more": bool, "last": [url_id, n] or null}`` or ``{"error": message}``.
 """
 
 from __future__ import annotations
@@ -46,21 +47,37 @@ def limit_this_process(cpu_seconds: float, memory_mb: int) -> None:
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
-    """The page of matches ``offset .. offset + limit`` and whether more follow."""
+    """``limit`` matches after the key ``after`` (else from ``offset``), whether more follow,
+    and the key of the last one. Matches come document by document in URL-Id order, so a
+    key stays valid while documents are added."""
     from loader import LoaderError, Warehouse  # imported by main() at the lowest priority
     from loader.query import query_documents
     from metadata import MetadataError
 
     offset, limit = int(request["offset"]), int(request["limit"])
+    after = tuple(request["after"]) if request.get("after") is not None else None
+    page: list[dict[str, Any]] = []
+    last, more, key = None, False, (0, -1)
     try:
         warehouse = Warehouse(Path(request["folder"]))
-        matches = list(query_documents(warehouse, request["xpath"], limit=offset + limit + 1))
+        for match in query_documents(warehouse, request["xpath"], limit=sys.maxsize):
+            key = (match.url_id, key[1] + 1 if match.url_id == key[0] else 0)
+            if after is not None:
+                if key <= after:
+                    continue
+            elif offset > 0:
+                offset -= 1
+                continue
+            if len(page) == limit:
+                more = True
+                break
+            page.append(asdict(match))
+            last = list(key)
     except (LoaderError, MetadataError) as error:  # the version store's own errors too
         return {"error": str(error)}
     except MemoryError:
         return {"error": f"the query ran out of its memory limit ({request['memory_mb']} MiB)"}
-    page = [asdict(match) for match in matches[offset : offset + limit]]
-    return {"results": page, "more": len(matches) > offset + limit}
+    return {"results": page, "more": more, "last": last}
 
 
 def main() -> None:

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from metadata import Metadata
 from metadata.clock import CLOCK_STATE, Clock, encode_clock
 from xyleme.commands import is_paused, stored_seeds
 
+if TYPE_CHECKING:  # readers of the status (``xyleme status``) load neither
+    import numpy as np
+
+    from metadata import Metadata
+    from metadata.glance import Glance
+
 CLOCK_KEY = CLOCK_STATE
 LIVE_KEY = "daemon/status"
+WRITTEN = "written"
+"""The key of the real (wall-clock) time a checkpoint of the live figures was written."""
 
 
 def restore_clock(md: Metadata, speed: float, start: float) -> Clock:
@@ -44,6 +49,8 @@ def repository_now(md: Metadata, view: dict[str, np.ndarray] | None = None) -> f
     latest time it recorded, a read or a discovery; an empty one at the wall clock's. ``view``
     is ``md.refresh_view()`` when the caller has it already.
     """
+    import numpy as np  # the refresh view is numpy's: only its readers pay for it
+
     if md.get_state(CLOCK_KEY) is not None:
         return md.repository_clock(running=False).now()
     view = md.refresh_view() if view is None else view
@@ -61,14 +68,19 @@ def save_clock(md: Metadata, clock: Clock) -> None:
 
 
 def save_live_status(md: Metadata, facts: dict[str, Any]) -> None:
-    """The daemon's checkpoint of its in-memory figures, for ``xyleme status``."""
-    md.put_state(LIVE_KEY, json.dumps(facts).encode())
+    """The daemon's checkpoint of its in-memory figures, for ``xyleme status``, with the real
+    time it was written (``written``), so a reader can say how old the figures are."""
+    md.put_state(LIVE_KEY, json.dumps({**facts, WRITTEN: time.time()}).encode())
 
 
-def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
-    """Every figure of ``xyleme status`` as plain JSON-ready values."""
+def read_status(md: Metadata | Glance, daemon_pid: int | None) -> dict[str, Any]:
+    """Every figure of ``xyleme status`` as plain JSON-ready values: the database's as of
+    now, the daemon's (``live``) as of its last checkpoint, written at ``live_written`` (real
+    seconds since the epoch; None before any checkpoint)."""
     counts = {kind.value: count for kind, count in md.count_by_type().items() if count}
     clock = _json(md, CLOCK_KEY) or {"now": None, "speed": None}
+    live = _json(md, LIVE_KEY) or {}
+    written = live.pop(WRITTEN, None)
     latest = md.latest_time() if clock["now"] is not None else None
     if latest is not None:  # reads committed after the last checkpoint (a kill -9)
         clock["now"] = max(float(clock["now"]), latest)
@@ -79,7 +91,8 @@ def read_status(md: Metadata, daemon_pid: int | None) -> dict[str, Any]:
         "seeds": len(stored_seeds(md)),
         "pages": counts,
         "pages_total": sum(counts.values()),
-        "live": _json(md, LIVE_KEY) or {},
+        "live": live,
+        "live_written": written,
     }
 
 

@@ -18,11 +18,9 @@ import contextlib
 import dataclasses
 import json
 import logging
-import os
 import pickle
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +29,7 @@ from xyleme.archive.child import FRAME
 from xyleme.archive.exchange import Exchange, Fetch
 from xyleme.archive.settings import ArchiveSettings
 from xyleme.archive.warcfiles import recover
+from xyleme.children import child_environment, python_command
 
 if TYPE_CHECKING:
     from metadata.clock import Clock
@@ -53,7 +52,7 @@ class Archive:
         clock: Clock,
         info: dict[str, str] | None = None,
     ) -> None:
-        self.folder = folder
+        self.folder = folder.absolute()  # the writer runs in it: a relative path would nest
         self.settings = settings
         self.clock = clock
         self.info = {"software": "xyleme", "format": "WARC File Format 1.1"} | (info or {})
@@ -84,18 +83,13 @@ class Archive:
         recover(self.folder)
         settings = json.dumps(dataclasses.asdict(self.settings))
         self._child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "xyleme.archive.child",
-                str(self.folder),
-                settings,
-                json.dumps(self.info),
-            ],
+            python_command(
+                "xyleme.archive.child", str(self.folder), settings, json.dumps(self.info)
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd=self.folder,  # never the caller's folder: its modules must not shadow ours
-            env=_child_environment(),
+            env=child_environment(),
         )
         self._dead = False
         self._threads = [
@@ -196,14 +190,6 @@ class Archive:
             return
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_release_many, room, count)
-
-
-def _child_environment() -> dict[str, str]:
-    """The environment of the writer: this process's, with the folder this ``xyleme`` was
-    imported from first on the path (a script may have put it on ``sys.path`` only)."""
-    root = str(Path(__file__).resolve().parents[2])
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 
 
 def _release_many(room: asyncio.Semaphore, count: int) -> None:

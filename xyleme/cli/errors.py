@@ -8,10 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from metadata import InvalidURL, MetadataError, StoreError
-from xyleme.config import explain
 
 
 class InputError(click.ClickException):
@@ -36,7 +34,12 @@ def repository_errors(database: Path) -> Iterator[None]:
 @contextmanager
 def settings_errors(*classes: type) -> Iterator[None]:
     """Settings of one of ``classes`` built from options or a file: a value out of its range
-    is bad input, named with its allowed range in one line."""
+    is bad input, named with its allowed range in one line. (pydantic and the configuration
+    are imported here: a command that builds no settings does not load them.)"""
+    from pydantic import ValidationError
+
+    from xyleme.config import explain
+
     try:
         yield
     except ValidationError as error:

@@ -91,17 +91,21 @@ class Column:
     right: bool = False
 
 
-def listing_options(default_limit: int = DEFAULT_LIMIT) -> Callable[[F], F]:
+def listing_options(
+    default_limit: int = DEFAULT_LIMIT, deprecated: tuple[str, ...] = ()
+) -> Callable[[F], F]:
     """``--limit``, ``--json``, ``--csv`` and ``--wide``, as the parameters ``limit``,
-    ``fmt`` (``table``, ``json`` or ``csv``) and ``wide``."""
+    ``fmt`` (``table``, ``json`` or ``csv``) and ``wide``. ``deprecated`` names old spellings
+    of ``--limit`` (``--top``, ``-n``) still accepted, hidden, with a note on stderr."""
 
     def decorate(command: F) -> F:
-        options = (
+        options = [
             click.option(
                 "--limit",
                 type=click.IntRange(min=0),
                 default=default_limit,
                 show_default=True,
+                callback=_limit_or_old_spelling,
                 help="Show at most this many rows (0: all); stderr says when more exist.",
             ),
             click.option(
@@ -114,12 +118,46 @@ def listing_options(default_limit: int = DEFAULT_LIMIT) -> Callable[[F], F]:
             click.option(
                 "--wide", is_flag=True, help="Keep long cells (URLs) on one line in the table."
             ),
-        )
+        ]
+        if deprecated:
+            options.append(
+                click.option(
+                    *deprecated,
+                    "old_limit",
+                    type=click.IntRange(min=0),
+                    hidden=True,
+                    expose_value=False,
+                    callback=_old_limit,
+                )
+            )
         for option in reversed(options):
             command = option(command)
         return command
 
     return decorate
+
+
+def _old_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    """An old spelling of ``--limit`` given: it sets the limit, with a note on stderr."""
+    if value is None:
+        return
+    spelling = "/".join(param.opts)
+    if ctx.get_parameter_source("limit") not in (None, click.core.ParameterSource.DEFAULT):
+        raise click.UsageError(f"{spelling} is the old name of --limit: give one of them")
+    click.echo(f"{spelling} is deprecated: use --limit", err=True)
+    ctx.meta["old_limit"] = value
+    if "limit" in ctx.params:
+        ctx.params["limit"] = value
+
+
+def _limit_or_old_spelling(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """``--limit``, unless it was left at its default and an old spelling gave the limit."""
+    old = ctx.meta.get("old_limit")
+    if old is not None:
+        if ctx.get_parameter_source("limit") is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("--limit and its old name were both given: give one of them")
+        return old
+    return value
 
 
 def shown_limit(limit: int) -> int | None:
@@ -136,11 +174,13 @@ def emit(
     total: int | None = None,
     wide: bool = False,
     noun: str = "rows",
+    more: bool = False,
 ) -> None:
     """Print ``rows`` as a table of ``columns``, or every field as JSON / CSV.
 
     ``fields`` names the machine formats' fields in order (default: the first row's keys);
-    ``total`` is how many rows matched before the limit, for the note on stderr.
+    ``total`` is how many rows matched before the limit, for the note on stderr; ``more``
+    says that more matched when the total is not known (a query stops at its limit).
     """
     fields = list(fields or (rows[0].keys() if rows else [column.key for column in columns]))
     if fmt == "json":
@@ -155,15 +195,17 @@ def emit(
         click.echo(table(rows, columns, wide=wide), nl=False)
     else:
         click.echo(f"no {noun}", err=True)
-    more_note(len(rows), total, noun)
+    more_note(len(rows), total, noun, more=more)
 
 
-def more_note(shown: int, total: int | None, noun: str = "rows") -> None:
+def more_note(shown: int, total: int | None, noun: str = "rows", *, more: bool = False) -> None:
     """Say on stderr that ``--limit`` hid rows, and how to see them."""
     if total is not None and total > shown:
         click.echo(
             f"{shown} of {total} {noun} shown; --limit {total} (or 0) shows them all", err=True
         )
+    elif more:
+        click.echo(f"{shown} {noun} shown and more exist; --limit 0 shows them all", err=True)
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, wide: bool = False) -> str:

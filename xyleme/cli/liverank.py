@@ -8,10 +8,6 @@ decide it (the sample alone when none is known).
 
 from __future__ import annotations
 
-import csv
-import json
-import sys
-
 import click
 
 from metadata import Metadata
@@ -23,13 +19,20 @@ from ranking.liverank import (
     make_liverank,
     replay,
 )
-from ranking.liverank_repository import load_snapshot
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors
+from xyleme.cli.listing import Column, emit, listing_options, shown_limit
 from xyleme.cli.params import MOMENT, liverank_options
 from xyleme.cli.repository import DATABASE
+from xyleme.jobs.liverank_snapshot import load_snapshot
 
 _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
+COLUMNS = [
+    Column("rank", "#", right=True),
+    Column("url_id", "URL-Id", right=True),
+    Column("answer", "answer", lambda answer: answer or "unknown"),
+    Column("url", "URL", long=True),
+]
 
 
 @cli.command("liverank")
@@ -41,9 +44,7 @@ _ANSWER_NAMES = {ALIVE_ANSWER: "alive", DEAD_ANSWER: "dead"}
     help="Pages read at or after this time count as answered (alive: HTML/XML/DTD, dead: "
     "DEAD). Seconds since the epoch or an ISO date.",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Print the first N.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print CSV: rank,url_id,answer,url.")
+@listing_options()
 @click.pass_context
 def liverank(
     ctx: click.Context,
@@ -52,13 +53,15 @@ def liverank(
     sample_kind: str,
     seed: int,
     answers_since: float | None,
-    limit: int | None,
-    as_json: bool,
-    as_csv: bool,
+    limit: int,
+    fmt: str | None,
+    wide: bool,
 ) -> None:
-    """Print the LiveRank order of the repository's pages: live pages first, nothing fetched."""
-    if as_json and as_csv:
-        raise click.UsageError("choose one of --json and --csv")
+    """Print the LiveRank order of the repository's pages: live pages first, nothing fetched.
+
+    ``--json`` rows: ``rank``, ``url_id``, ``url`` and ``answer`` (``alive``, ``dead`` or
+    null when the page's answer is not known). An order the answers do not decide to the end
+    is printed as far as it goes, with a note on stderr."""
     try:
         with settings_errors(LiveRankSettings):
             settings = LiveRankSettings(
@@ -72,30 +75,19 @@ def liverank(
         if not snapshot.graph.n_pages:
             raise click.ClickException("no page has been read yet: nothing to order")
         order, complete = replay(make_liverank(snapshot.graph, settings), snapshot.answers)
-        shown = order[:limit]
+        shown = order[: shown_limit(limit)]
         urls = md.urls_of(snapshot.url_ids[shown].tolist())
     rows = [
         {
             "rank": rank,
             "url_id": int(snapshot.url_ids[page]),
-            "answer": _ANSWER_NAMES.get(int(snapshot.answers[page])),
             "url": url,
+            "answer": _ANSWER_NAMES.get(int(snapshot.answers[page])),
         }
         for rank, (page, url) in enumerate(zip(shown.tolist(), urls, strict=True), start=1)
     ]
     n_pages = snapshot.graph.n_pages
-    if as_json:
-        summary = {"strategy": strategy, "pages": n_pages, "complete": complete, "order": rows}
-        click.echo(json.dumps(summary, indent=2))
-    elif as_csv:
-        writer = csv.DictWriter(sys.stdout, fieldnames=["rank", "url_id", "answer", "url"])
-        writer.writeheader()
-        writer.writerows(rows)
-    else:
-        width = len(str(len(rows)))
-        for row in rows:
-            answer = row["answer"] or "-"
-            click.echo(f"{row['rank']:>{width}}  {row['url_id']:>8}  {answer:<5}  {row['url']}")
+    emit(rows, COLUMNS, fmt, total=int(order.size), wide=wide, noun="ordered pages")
     if not complete:
         click.echo(
             f"{strategy}: {order.size} of {n_pages} pages ordered; the rest depends on answers "

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import sys
 from pathlib import Path
 
 import click
 
 from loader import Loader, LoadOutcome, LoadResult
-from loader.changes import diff_versions, iso
-from loader.errors import LoaderError
+from loader.changes import diff_versions
+from loader.errors import LoaderError, QueryError, QueryTimeout
 from loader.query import parse_namespaces, run_query
 from loader.reading import Warehouse
 from loader.settings import LoaderSettings
 from metadata import Metadata, MetadataError
 from metadata.clock import SystemClock
 from xyleme.cli import cli, repo_path
+from xyleme.cli.errors import InputError
+from xyleme.cli.listing import Column, emit, listing_options, shown_limit, size, when
 from xyleme.cli.params import MOMENT, PAGE
 
 _DEFAULTS = LoaderSettings()
@@ -101,29 +103,59 @@ def load(ctx: click.Context, url: str, file: Path, content_type: str | None) -> 
         ctx.exit(1)
 
 
+VERSION_FIELDS = ("version", "md5", "fetched_at", "size")
+VERSION_COLUMNS = [
+    Column("version", "version", right=True),
+    Column("fetched_at", "fetched", when),
+    Column("md5", "MD5"),
+    Column("size", "size", size, right=True),
+    Column("dtd", "DTD"),
+    Column("schema", "schema"),
+]
+
+
 @cli.command("doc")
 @click.argument("url", type=PAGE)
 @click.option(
     "--version", "version", type=int, default=None, help="Version number (default: latest)."
 )
 @click.option("--versions", "list_versions", is_flag=True, help="List the stored versions instead.")
+@listing_options()
 @click.pass_context
-def doc(ctx: click.Context, url: str, version: int | None, list_versions: bool) -> None:
-    """Print a stored XML document (URL or URL-Id), or list its versions."""
+def doc(
+    ctx: click.Context,
+    url: str,
+    version: int | None,
+    list_versions: bool,
+    limit: int,
+    fmt: str | None,
+    wide: bool,
+) -> None:
+    """Print a stored XML document (URL or URL-Id), or list its versions.
+
+    ``--versions`` lists them oldest first; its ``--json`` rows are the ``versions`` of
+    ``/api/page`` (``version``, ``md5``, ``fetched_at``, ``size``, ``validity``), its CSV
+    has the validity's ``dtd`` and ``schema`` as columns. The listing options apply to
+    ``--versions`` only."""
+    if not list_versions and (fmt or wide):
+        raise click.UsageError("--json, --csv and --wide list versions: add --versions")
     warehouse = _warehouse(ctx)
     try:
         url_id = warehouse.document_id(url)
-        if list_versions:
-            for info in warehouse.repository.document(url_id).versions:
-                validity = info.validity
-                click.echo(
-                    f"{info.version}\t{iso(info.fetched_at)}\t{info.md5}\t{info.size}\t"
-                    f"dtd={validity.dtd.value}\tschema={validity.schema.value}"
-                )
+        if not list_versions:
+            sys.stdout.buffer.write(warehouse.repository.read(url_id, version))
             return
-        sys.stdout.buffer.write(warehouse.repository.read(url_id, version))
+        versions = warehouse.repository.document(url_id).versions
     except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
+    rows = [info.as_dict() for info in versions[: shown_limit(limit)]]
+    if fmt != "json":  # flat: the validity's two checks as columns
+        rows = [
+            {**row, "dtd": row["validity"]["dtd"], "schema": row["validity"]["schema"]}
+            for row in rows
+        ]
+    fields = [*VERSION_FIELDS, "validity"] if fmt == "json" else [*VERSION_FIELDS, "dtd", "schema"]
+    emit(rows, VERSION_COLUMNS, fmt, fields=fields, total=len(versions), wide=wide, noun="versions")
 
 
 @cli.command("diff")
@@ -138,13 +170,31 @@ def doc(ctx: click.Context, url: str, version: int | None, list_versions: bool) 
 @click.option("--to", "to_version", type=int, default=None, help="Newer version (default: latest).")
 @click.pass_context
 def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int | None) -> None:
-    """Show what changed between two stored versions, on the canonical (C14N) form."""
+    """Show what changed between two stored versions, on the canonical (C14N) form.
+
+    A document with a single stored version has nothing to compare: the command says so."""
     warehouse = _warehouse(ctx)
     try:
-        lines = diff_versions(warehouse, warehouse.document_id(url), from_version, to_version)
+        url_id = warehouse.document_id(url)
+        versions = warehouse.repository.document(url_id).versions
+        if len(versions) == 1 and from_version is None:
+            only = versions[0]
+            click.echo(
+                f"{url} has one stored version (version {only.version}, fetched "
+                f"{when(only.fetched_at)}): nothing to compare it with yet"
+            )
+            return
+        lines = diff_versions(warehouse, url_id, from_version, to_version)
     except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
     click.echo("\n".join(lines) if lines else "no change (canonical forms are equal)")
+
+
+CHANGE_COLUMNS = [
+    Column("fetched_at", "fetched", when),
+    Column("version", "version", right=True),
+    Column("url", "URL", long=True),
+]
 
 
 @cli.command("changes")
@@ -155,42 +205,30 @@ def diff(ctx: click.Context, url: str, from_version: int | None, to_version: int
     required=True,
     help="Seconds since the epoch, or an ISO 8601 date.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@listing_options()
 @click.pass_context
-def changes(ctx: click.Context, since: float, as_json: bool) -> None:
-    """List the document versions stored since a time (fetch time, simulated clock)."""
+def changes(ctx: click.Context, since: float, limit: int, fmt: str | None, wide: bool) -> None:
+    """List the document versions stored since a time (fetch time, simulated clock), in the
+    order they were stored. ``--json`` rows: ``url_id``, ``url``, ``version``, ``md5`` and
+    ``fetched_at``."""
     warehouse = _warehouse(ctx)
     try:
         found = list(warehouse.repository.changes(since))
     except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
-    for change in found:
-        if as_json:
-            click.echo(
-                json.dumps(
-                    {
-                        "url": change.url,
-                        "url_id": change.url_id,
-                        "version": change.version,
-                        "md5": change.md5,
-                        "at": change.fetched_at,
-                    }
-                )
-            )
-        else:
-            click.echo(f"{iso(change.fetched_at)}\t{change.version}\t{change.url}")
+    rows = [dataclasses.asdict(change) for change in found[: shown_limit(limit)]]
+    emit(rows, CHANGE_COLUMNS, fmt, total=len(found), wide=wide, noun="versions")
+
+
+QUERY_COLUMNS = [
+    Column("url", "URL", long=True),
+    Column("value", "value", long=True),
+]
 
 
 @cli.command("query")
 @click.argument("xpath")
 @click.option("--url-prefix", default="", help="Only documents whose URL starts with this.")
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=_DEFAULTS.query_max_results,
-    show_default=True,
-    help="Most results printed.",
-)
 @click.option(
     "--ns",
     "bindings",
@@ -202,34 +240,50 @@ def changes(ctx: click.Context, since: float, as_json: bool) -> None:
     type=click.FloatRange(min=0, min_open=True),
     default=_DEFAULTS.query_time_limit_seconds,
     show_default=True,
-    help="Seconds before the query is stopped.",
+    help="Seconds before the query is stopped (what it found by then is printed).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@listing_options(default_limit=_DEFAULTS.query_max_results)
 @click.pass_context
 def query(
     ctx: click.Context,
     xpath: str,
     url_prefix: str,
-    limit: int,
     bindings: tuple[str, ...],
     timeout: float,
-    as_json: bool,
+    limit: int,
+    fmt: str | None,
+    wide: bool,
 ) -> None:
-    """Evaluate an XPath 1.0 expression over the latest version of every stored document."""
+    """Evaluate an XPath 1.0 expression over the latest version of every stored document.
+
+    ``--json`` rows are ``/api/query``'s results: ``url_id``, ``url``, ``version``,
+    ``value``. A query stopped at ``--timeout`` prints the results it found, warns on
+    stderr and exits with 1 (the answer is incomplete)."""
     warehouse = _warehouse(ctx)
+    cap = shown_limit(limit)
+    stopped = None
     try:
         matches = run_query(
             warehouse.repository.folder,
             xpath,
             parse_namespaces(bindings),
             url_prefix,
-            limit,
+            sys.maxsize if cap is None else cap + 1,  # one more: whether more exist
             timeout,
         )
+    except QueryTimeout as error:
+        matches, stopped = error.partial, error
+    except QueryError as error:  # the expression or a --ns binding: the user's input
+        raise InputError(str(error)) from None
     except (LoaderError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
-    if as_json:
-        click.echo(json.dumps([m.as_dict() for m in matches], indent=2))
-        return
-    for match in matches:
-        click.echo(f"{match.url}\t{match.value}")
+    rows = [match.as_dict() for match in matches[:cap]]
+    more = cap is not None and len(matches) > cap
+    emit(rows, QUERY_COLUMNS, fmt, wide=wide, noun="results", more=more)
+    if stopped is not None:
+        click.echo(
+            f"warning: {stopped}; the {len(rows)} results found by then are shown "
+            "(a longer --timeout finds more)",
+            err=True,
+        )
+        ctx.exit(1)

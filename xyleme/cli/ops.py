@@ -1,5 +1,5 @@
 """The operator's commands: ``config show``, ``seed add|list|remove``, ``pause``/``resume``,
-``status``.
+``export`` (``status`` is in :mod:`xyleme.cli.status`).
 
 Readers open the repository read-only and work while the daemon runs. Commands that change
 state run directly when no daemon holds the repository, and are otherwise handed to it
@@ -16,35 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from metadata import Metadata, MetadataError
 from xyleme import commands, export
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.export_archive import ARCHIVE_KINDS, archive_export
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
 from xyleme.cli.params import MOMENT
+from xyleme.cli.reading import DATABASE, json_option, open_metadata
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
-from xyleme.lock import DaemonLock, RepositoryLocked, holder_pid
-from xyleme.progress import queues_text
+from xyleme.lock import DaemonLock, RepositoryLocked
 from xyleme.scope_config import repository_scope, seed_refusals
-from xyleme.status import read_status
 
 if TYPE_CHECKING:
     from xyleme.crawler.scope import Scope
 
-DATABASE = "metadata.db"
 ANSWER_TIMEOUT = 30.0
-
-
-@contextmanager
-def open_metadata(repository: Path, *, readonly: bool) -> Iterator[Metadata]:
-    """The repository's metadata; a folder that is not a repository is a clear CLI error."""
-    try:
-        md = Metadata.open(repository / DATABASE, readonly=readonly)
-    except MetadataError as error:
-        raise click.ClickException(str(error)) from None
-    with md:
-        yield md
 
 
 def effective_config(repository: Path, config_file: Path | None) -> Config:
@@ -65,10 +51,6 @@ def config_option(function: Any) -> Any:
         type=click.Path(dir_okay=False, path_type=Path),
         help="Read this configuration instead of the repository's xyleme.toml.",
     )(function)
-
-
-def json_option(function: Any) -> Any:
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(function)
 
 
 @contextmanager
@@ -267,82 +249,6 @@ def pause(ctx: click.Context, as_json: bool) -> None:
 def resume(ctx: click.Context, as_json: bool) -> None:
     """Fetch again after `xyleme pause`."""
     report(run_state_command(repo_path(ctx), "resume", {}), as_json)
-
-
-# ---------------------------------------------------------------------- status
-
-
-@cli.command("status")
-@json_option
-@click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
-    """Counts by page type, the daemon's rates and queues, and the last periodic passes."""
-    repository = repo_path(ctx)
-    with open_metadata(repository, readonly=True) as md:
-        facts = read_status(md, holder_pid(repository))
-    if as_json:
-        click.echo(json.dumps(facts, indent=2))
-    else:
-        click.echo(status_text(facts))
-
-
-STATUS_LABELS = {
-    "fetch_rate": "pages/s",
-    "queues": "queues",
-    "refreshes_last_unit": "refreshes",
-    "last_refresh": "last refresh",
-    "last_ranking": "last ranking",
-    "policy": "policy",
-    "recheck": "re-check",
-}
-"""The daemon's checkpointed figures ``xyleme status`` shows, and their labels."""
-
-
-def status_text(facts: dict[str, Any]) -> str:
-    """The status as aligned lines, one section per subject."""
-    daemon, clock = facts["daemon"], facts["clock"]
-    running = "not running" if daemon["pid"] is None else f"running (pid {daemon['pid']})"
-    lines = [
-        f"daemon        {running}{', paused' if facts['paused'] else ''}",
-        f"simulated now {when(clock['now'], '-')}"
-        + (f"  (clock speed x{clock['speed']:g})" if clock["speed"] else ""),
-        f"seeds         {facts['seeds']}",
-        "pages         "
-        + "  ".join(f"{kind} {count}" for kind, count in facts["pages"].items())
-        + f"  (total {facts['pages_total']})",
-    ]
-    live = facts["live"]
-    if live:
-        lines.append(f"checkpoint    {when(live.get('at'), '-')}")
-        for name, label in STATUS_LABELS.items():
-            if name in live:
-                lines.append(f"{label:<13} {_shown(name, live[name])}")
-    else:
-        lines.append("checkpoint    - (no daemon has run on this repository yet)")
-    return "\n".join(lines)
-
-
-def _shown(name: str, value: Any) -> str:
-    """One checkpointed figure for a person: a missing one is "never" or "unknown", no None."""
-    if name.startswith("last_"):
-        return "never" if value is None else when(value, "-")
-    if value is None:
-        return "– (no refresh pass yet)" if name == "refreshes_last_unit" else "unknown"
-    if name == "queues":
-        return queues_text(value)
-    if name == "recheck":
-        return f"{value['state']}: {value['line']}"
-    if name == "refreshes_last_unit":
-        return f"{value} in the last time unit"
-    if isinstance(value, dict):
-        return "  ".join(f"{key} {_number(item)}" for key, item in value.items())
-    return _number(value)
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "unknown"
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 # ---------------------------------------------------------------------- export

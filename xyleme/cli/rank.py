@@ -6,8 +6,6 @@ importance and interest columns; ``top`` and ``show`` only read.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import sys
@@ -19,17 +17,16 @@ import click
 import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, MetadataError, PageType
 from ranking import RankingError, RankingSettings
 from ranking.pagerank import parse_size
-from ranking.repository import provenance, rank_repository
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import settings_errors
-from xyleme.cli.listing import when
+from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit, when
 from xyleme.cli.ops import hand_to_daemon, report
 from xyleme.cli.params import PAGE
+from xyleme.jobs.ranking import provenance, rank_repository
 from xyleme.lock import DaemonLock, RepositoryLocked
 
 DATABASE = "metadata.db"
@@ -38,6 +35,7 @@ _DEFAULTS = RankingSettings()
 #: The score column each ranking lists. OPIC's checkpoint stores its importance estimate,
 #: (H[k] + C[k]) / (G + 1) with its history window, in ``opic_importance`` (docs/opic.md).
 SCORE_OF = {"xml": "importance", "html": "interest", "opic": "opic_importance"}
+TYPES = list(PAGE_TYPE_CODE)
 
 
 def _open(ctx: click.Context, *, readonly: bool) -> Metadata:
@@ -183,51 +181,48 @@ def _ranked(view: dict[str, np.ndarray], which: str) -> tuple[np.ndarray, np.nda
     return ids[order], scores[order]
 
 
+NOUNS = {
+    "xml": "XML pages with an importance",
+    "html": "HTML pages with an interest",
+    "opic": "pages with an OPIC estimate",
+}
+
+
 @rank.command("top")
 @click.option("--xml", "which", flag_value="xml", help="XML pages by importance.")
 @click.option("--html", "which", flag_value="html", help="HTML pages by interest.")
 @click.option(
     "--opic", "which", flag_value="opic", help="All pages by OPIC's estimate (opic_importance)."
 )
-@click.option(
-    "-n",
-    "--limit",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    help="How many pages.",
-)
-@click.option("--json", "output", flag_value="json", help="One JSON array.")
-@click.option("--csv", "output", flag_value="csv", help="CSV with a header line.")
+@listing_options(default_limit=20, deprecated=("-n",))
 @click.pass_context
-def top(ctx: click.Context, which: str | None, limit: int, output: str | None) -> None:
-    """The best pages: XML by importance, HTML by interest, or all by OPIC estimate."""
+def top(ctx: click.Context, which: str | None, limit: int, fmt: str | None, wide: bool) -> None:
+    """The best pages: XML by importance, HTML by interest, or all by OPIC estimate.
+
+    ``--json`` rows are ``/api/rankings``' (rank, url_id, url, type and the score)."""
     if which is None:
         raise click.UsageError("say which ranking: --xml, --html or --opic")
     with _open(ctx, readonly=True) as md:
-        ids, scores = _ranked(md.refresh_view(), which)
-        ids, scores = ids[:limit], scores[:limit]
+        view = md.refresh_view()
+        ids, scores = _ranked(view, which)
+        total = len(ids)
+        ids, scores = ids[: shown_limit(limit)], scores[: shown_limit(limit)]
         urls = md.urls_of(ids.tolist())
+    types = [TYPES[code].value for code in view["type"][np.searchsorted(view["id"], ids)]]
     score_name = SCORE_OF[which]
     rows = [
-        {"rank": place, "url_id": int(url_id), "url": url, score_name: float(score)}
-        for place, (url_id, url, score) in enumerate(zip(ids, urls, scores, strict=True), 1)
+        {"rank": place, "url_id": int(url_id), "url": url, "type": kind, score_name: float(score)}
+        for place, (url_id, url, kind, score) in enumerate(
+            zip(ids, urls, types, scores, strict=True), 1
+        )
     ]
-    if output == "json":
-        click.echo(json.dumps(rows, indent=2))
-    elif output == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=["rank", "url_id", "url", score_name])
-        writer.writeheader()
-        writer.writerows(rows)
-        click.echo(buffer.getvalue(), nl=False)
-    elif not rows:
-        click.echo(f"no {which.upper()} page has a score {score_name} yet")
-    else:
-        table = Table("rank", "url", score_name, title=f"top {which.upper()} pages")
-        for row in rows:
-            table.add_row(str(row["rank"]), row["url"], f"{row[score_name]:.4e}")
-        Console().print(table)
+    columns = [
+        Column("rank", "rank", right=True),
+        Column("url", "URL", long=True),
+        Column("type", "type"),
+        Column(score_name, score_name, lambda value: f"{value:.4e}", right=True),
+    ]
+    emit(rows, columns, fmt, total=total, wide=wide, noun=NOUNS[which])
 
 
 def _place(ids: np.ndarray, url_id: int) -> int | None:
@@ -251,7 +246,7 @@ def show(ctx: click.Context, url: str, as_json: bool) -> None:
             raise click.ClickException(str(error)) from None
         view = md.refresh_view()
     row = int(np.searchsorted(view["id"], url_id))
-    page_type = list(PAGE_TYPE_CODE)[view["type"][row]]
+    page_type = TYPES[view["type"][row]]
     record: dict[str, object] = {"url_id": url_id, "url": canonical, "type": page_type.value}
     # xml_rank: place among XML pages by importance; html_rank: among HTML pages by
     # interest; opic_rank: among all pages by OPIC's estimate
@@ -265,7 +260,7 @@ def show(ctx: click.Context, url: str, as_json: bool) -> None:
         return
     for key, value in record.items():
         if key != "computed":
-            click.echo(f"{key:<20} {'-' if value is None else value}")
+            click.echo(f"{key:<20} {dash(value)}")
     for kind, made in record["computed"].items():
         click.echo(
             f"{kind} computed {when(made['computed_at'])}: damping {made['damping']}, "

@@ -1,12 +1,13 @@
 """``xyleme recheck``: test the repository's pages for liveness in LiveRank order.
 
 With no daemon holding the repository, the command holds it and runs the re-check engine
-(:func:`refresh.recheck.recheck`) on its snapshot with the crawler's probe
+(:func:`xyleme.jobs.recheck.recheck`) on its snapshot with the crawler's probe
 (:class:`xyleme.crawler.probe.CrawlerProbe`): each verdict is recorded in the metadata (DEAD
 with its reason, live pages re-typed or re-read), progress is printed as it goes (a rich
 progress bar on a terminal, plain lines otherwise), then a summary. When a daemon holds it,
 the command is handed over (:mod:`xyleme.commands`): the daemon starts the same re-check as a
-background task on its own crawler and answers at once (:meth:`xyleme.daemon.Daemon.recheck`).
+background task on its own crawler and answers at once
+(:class:`xyleme.jobs.recheck_task.RecheckTask`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import click
 
 from metadata import Metadata
 from ranking.liverank import LiveRankError, LiveRankSettings
-from refresh.recheck import RecheckProgress, RecheckReport, recheck
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors, settings_errors
 from xyleme.cli.ops import effective_config, hand_to_daemon, holding, report
@@ -28,7 +28,8 @@ from xyleme.cli.repository import DATABASE
 from xyleme.commands import stored_seeds
 from xyleme.crawler import CrawlerSettings, Scope
 from xyleme.crawler.probe import METHODS, CrawlerProbe
-from xyleme.recheck import (
+from xyleme.jobs.recheck import RecheckProgress, RecheckReport, recheck
+from xyleme.jobs.recheck_request import (
     NothingToRecheck,
     RecheckRequest,
     prepare,

@@ -14,7 +14,7 @@ from metadata.manager import migrate_store
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError, repository_errors
-from xyleme.cli.listing import when
+from xyleme.cli.listing import NONE, dash, when
 from xyleme.cli.params import PAGE
 from xyleme.config import Config, as_toml
 
@@ -144,8 +144,8 @@ def _as_text(record: PageRecord, extra: dict[str, object]) -> str:
     width = max(map(len, rows))
     lines = []
     for name, value in rows.items():
-        shown = when(value, "-") if name in _TIMES | {"discovered_at"} else value
-        lines.append(f"{name:<{width}}  {'-' if shown is None else shown}")
+        shown = when(value, "never") if name in _TIMES | {"discovered_at"} else dash(value)
+        lines.append(f"{name:<{width}}  {shown}")
     lines.append("")
     lines.append(f"observations ({len(observations)}, oldest first)")
     if observations:
@@ -153,6 +153,6 @@ def _as_text(record: PageRecord, extra: dict[str, object]) -> str:
     for seen in observations:
         changed = {None: "first", True: "yes", False: "no"}[seen["changed"]]
         lines.append(
-            f"  {when(seen['at'], '-'):<20}  {changed:<7}  {when(seen['last_modified'], '-')}"
+            f"  {when(seen['at'], NONE):<20}  {changed:<7}  {when(seen['last_modified'], NONE)}"
         )
     return "\n".join(lines)

@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
-import sys
 from pathlib import Path
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 from metadata import Metadata
-from refresh.report import ScheduleReport, host_keys, schedule_report
+from refresh.report import ScheduleReport
 from refresh.settings import RefreshSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import repository_errors
-from xyleme.cli.listing import when
+from xyleme.cli.listing import NONE, Column, emit, listing_options, shown_limit, when
 from xyleme.cli.repository import CONFIG, DATABASE
 from xyleme.config import ConfigError, load_config
-from xyleme.status import repository_now
+from xyleme.jobs.schedule import read_schedule
 
 PAGE_FIELDS = (
     "url_id",
@@ -70,42 +66,39 @@ def page_rows(report: ScheduleReport, rows: np.ndarray, urls: list[str]) -> list
     return out
 
 
-def print_text(report: ScheduleReport, pages: list[dict]) -> None:
+def summary_lines(report: ScheduleReport) -> list[str]:
+    """The repository's figures (G, θ, S, K, Ω, this unit's work) as sentences."""
     summary = report.summary()
-    console = Console(width=max(Console().width, 120))
     unit_h = report.settings.time_unit_s / 3600
-    console.print(
+    return [
         f"now {when(report.now)}; time unit {unit_h:g} h; G = {summary['bandwidth_G']:,.0f} "
         f"pages/unit, θ = {summary['discovery_share_theta']:.0%}, "
-        f"G_r = {summary['refresh_bandwidth_Gr']:,.0f}"
-    )
-    console.print(
+        f"G_r = {summary['refresh_bandwidth_Gr']:,.0f}",
         f"S = {summary['S']:.6g}, K = {summary['K']:.6g} units, "
         f"Ω = {summary['omega']:.6g} (S²/(2·G_r) = {summary['omega_without_floor']:.6g}); "
         f"{summary['refreshed_pages']:,} of {summary['pages']:,} pages refreshed, "
-        f"{summary['pages_at_floor']:,} at the one-unit floor"
-    )
-    console.print(
+        f"{summary['pages_at_floor']:,} at the one-unit floor",
         f"this unit: {summary['due_now']:,} refreshes, {summary['retries_now']:,} retries, "
-        f"{summary['discovery_now']:,} discoveries, {summary['background_now']:,} re-checks"
-    )
-    console.print(
+        f"{summary['discovery_now']:,} discoveries, {summary['background_now']:,} re-checks",
         "refreshes per unit, next units: "
-        + ", ".join(f"{count:,}" for count in summary["due_per_unit"])
-    )
-    table = Table("url", "type", "next refresh", "in", "interval", "λ/unit", "method", "r")
-    for page in pages:
-        table.add_row(
-            page["url"],
-            page["type"],
-            when(page["next_refresh"]),
-            "-" if page["in_units"] is None else f"{page['in_units']:.3g}",
-            "-" if page["interval_units"] is None else f"{page['interval_units']:.3g}",
-            f"{page['change_rate_per_unit']:.3g}",
-            page["method"],
-            f"{page['r']:.3g}",
-        )
-    console.print(table)
+        + ", ".join(f"{count:,}" for count in summary["due_per_unit"]),
+    ]
+
+
+def _units(value: float | None) -> str:
+    return NONE if value is None else f"{value:.3g}"
+
+
+PAGE_COLUMNS = [
+    Column("url", "URL", long=True),
+    Column("type", "type"),
+    Column("next_refresh", "next refresh", lambda at: when(at, "not planned")),
+    Column("in_units", "in", _units, right=True),
+    Column("interval_units", "interval", _units, right=True),
+    Column("change_rate_per_unit", "λ/unit", _units, right=True),
+    Column("method", "method"),
+    Column("r", "r", _units, right=True),
+]
 
 
 @cli.command("schedule")
@@ -115,13 +108,6 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
     show_default=True,
     type=click.IntRange(1, 10_000),
     help="How many time units ahead to count the refreshes.",
-)
-@click.option(
-    "--top",
-    default=50,
-    show_default=True,
-    type=click.IntRange(0),
-    help="How many pages to list, soonest refresh first.",
 )
 @click.option("--url", default=None, help="Show this page (URL or URL-Id) only.")
 @click.option(
@@ -133,52 +119,52 @@ def print_text(report: ScheduleReport, pages: list[dict]) -> None:
     "simulated time its daemon reached, wall-clock time for a real-time repository, else the "
     "latest time the repository recorded].",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the pages as CSV.")
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="Print the repository's figures only (G, θ, S, K, Ω, refreshes due per unit); "
+    "one JSON object with --json.",
+)
+@listing_options(deprecated=("--top",))
 @click.pass_context
 def schedule(
     ctx: click.Context,
     units: int,
-    top: int,
     url: str | None,
     now: float | None,
-    as_json: bool,
-    as_csv: bool,
+    summary: bool,
+    limit: int,
+    fmt: str | None,
+    wide: bool,
 ) -> None:
-    """Show the refresh schedule: per page the next refresh, interval, λ and r; for the
-    repository G, θ, S, K, Ω and the refreshes due per time unit (paper §6)."""
-    if as_json and as_csv:
-        raise click.UsageError("--json and --csv exclude each other")
+    """Show the refresh schedule: per page the next refresh, interval, λ and r, soonest
+    first; for the repository G, θ, S, K, Ω and the refreshes due per time unit (paper §6).
+
+    ``--json`` rows have the fields of ``/api/schedule``'s pages; ``--summary --json`` gives
+    the repository's figures as one object."""
+    if summary and fmt == "csv":
+        raise click.UsageError("--summary is one object: --json or a table, not --csv")
     repo = repo_path(ctx)
     settings = load_settings(repo)
     path = repo / DATABASE
     with repository_errors(path), Metadata.open(path, readonly=True) as md:
-        with md.snapshot():  # a crawl may commit between the two reads
-            view = md.refresh_view()
-            history = md.observation_history()
-        if now is None:
-            now = repository_now(md, view)
-        urls = md.urls_of(view["id"].tolist()) if len(view["id"]) else []
         wanted = None
         if url is not None:
             record = md.page(int(url)) if url.isdigit() else md.page_by_url(url)
             wanted = record.url_id
-
-    report = schedule_report(
-        view, history, now, settings, units=units, host_keys=host_keys(urls) if urls else None
-    )
+        schedule = read_schedule(md, settings, now=now, units=units)
+    report, urls = schedule.report, schedule.urls
+    if summary:
+        text = summary_lines(report)
+        click.echo(json.dumps(report.summary(), indent=2) if fmt == "json" else "\n".join(text))
+        return
     if wanted is not None:
         rows = np.flatnonzero(report.ids == wanted)
     else:
         soonest = np.where(np.isfinite(report.next_refresh), report.next_refresh, np.inf)
-        rows = np.argsort(soonest, kind="stable")[:top]
+        rows = np.argsort(soonest, kind="stable")[: shown_limit(limit)]
     pages = page_rows(report, rows, [urls[row] for row in rows.tolist()])
-
-    if as_json:
-        click.echo(json.dumps({"repository": report.summary(), "pages": pages}, indent=2))
-    elif as_csv:
-        writer = csv.DictWriter(sys.stdout, fieldnames=PAGE_FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(pages)
-    else:
-        print_text(report, pages)
+    if fmt is None:
+        click.echo("\n".join(summary_lines(report)))
+    total = 1 if wanted is not None else len(report.ids)
+    emit(pages, PAGE_COLUMNS, fmt, fields=PAGE_FIELDS, total=total, wide=wide, noun="pages")

@@ -16,6 +16,7 @@ import click
 from metadata import InvalidURL, canonicalize_url
 from xyleme import commands
 from xyleme.cli import cli, repo_path
+from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit
 from xyleme.cli.ops import DATABASE, config_option, effective_config, open_metadata
 from xyleme.config import Config
 from xyleme.crawler.addresses import literal_refusal
@@ -53,34 +54,41 @@ def _row(position: int, rule: Rule) -> dict[str, Any]:
         "kind": rule.kind.value,
         "effect": "deny" if rule.deny else ("connect" if rule.kind is Kind.NET else "admit"),
         "rule": str(rule),
-        "source": rule.source or "-",
+        "source": rule.source or None,
     }
+
+
+RULE_COLUMNS = [
+    Column("position", "#", right=True),
+    Column("kind", "kind"),
+    Column("effect", "effect"),
+    Column("rule", "rule", long=True),
+    Column("source", "source", long=True),
+]
 
 
 @scope_group.command("show")
 @config_option
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object a rule.")
+@listing_options()
 @click.pass_context
-def scope_show(ctx: click.Context, config_file: Path | None, as_json: bool) -> None:
-    """Print the rules in force, in order, with their kind and where each comes from."""
+def scope_show(
+    ctx: click.Context, config_file: Path | None, limit: int, fmt: str | None, wide: bool
+) -> None:
+    """Print the rules in force, in order, with their kind and where each comes from.
+
+    ``--json`` rows: ``position``, ``kind``, ``effect`` (admit, deny or connect), ``rule``
+    and ``source`` (where the rule comes from; null when unknown)."""
     scope, _ = _scope(ctx, config_file)
     rows = [_row(position, rule) for position, rule in enumerate(scope.rules, 1)]
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    if not scope.admits_anything:
+    if fmt is None and not scope.admits_anything:
         click.echo("no admitting rule and no seed: every http(s) URL is admitted")
-    if rows:
-        columns = ("kind", "effect", "rule", "source")
-        widths = {key: max(len(key), *(len(row[key]) for row in rows)) for key in columns}
-        for row in [dict(zip(columns, columns, strict=True), position="#"), *rows]:
-            cells = "  ".join(f"{row[key]:<{widths[key]}}" for key in columns)
-            click.echo(f"{row['position']:>3}  {cells}".rstrip())
-    click.echo(ORDER)
-    click.echo(
-        "Loopback and private addresses are reached only for hosts an origin or host: rule "
-        "names, addresses of a net: rule, and domain: rules of non-public names (.test, …)."
-    )
+    emit(rows[: shown_limit(limit)], RULE_COLUMNS, fmt, total=len(rows), wide=wide, noun="rules")
+    if fmt is None:
+        click.echo(ORDER)
+        click.echo(
+            "Loopback and private addresses are reached only for hosts an origin or host: rule "
+            "names, addresses of a net: rule, and domain: rules of non-public names (.test, …)."
+        )
 
 
 @scope_group.command("test")
@@ -118,6 +126,7 @@ def scope_test(ctx: click.Context, url: str, config_file: Path | None, as_json: 
     else:
         click.echo(f"{'admitted' if admitted else 'refused'}  {canonical}")
         if rule is not None:
-            click.echo(f"  rule {verdict['position']} ({verdict['kind']}, {verdict['source']})")
+            source = dash(verdict["source"])
+            click.echo(f"  rule {verdict['position']} ({verdict['kind']}, {source})")
         click.echo(f"  {reason}")
     raise SystemExit(0 if admitted else 1)

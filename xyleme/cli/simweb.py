@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 import time
 from collections import Counter
@@ -15,6 +14,7 @@ import numpy as np
 
 from xyleme.cli import cli
 from xyleme.cli.errors import InputError, settings_errors
+from xyleme.simweb.child import serve_until_stopped
 from xyleme.simweb.server import SimWebServer
 from xyleme.simweb.settings import DAY, FaultSettings, SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
@@ -139,13 +139,7 @@ def serve(
 
 
 async def _serve(server: SimWebServer, spec: ClockSpec, precompute: bool, as_json: bool) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    if precompute:
-        server.precompute()
-    async with server:
+    def started() -> None:
         if as_json:
             click.echo(
                 json.dumps(
@@ -169,7 +163,8 @@ async def _serve(server: SimWebServer, spec: ClockSpec, precompute: bool, as_jso
             for url in server.seed_urls:
                 click.echo(f"  {url}")
         sys.stdout.flush()
-        await stop.wait()
+
+    await serve_until_stopped(server, precompute, started)
     click.echo(f"simweb: stopped after {server.requests_served} requests", err=True)
 
 

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from conventions.hosts import host_key
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+PLAN_SLICE = 256
+"""Pages of a refresh plan admitted between two turns of the event loop."""
 
 SEEN_FILE = "crawler-seen.u64"
 """The saved seen-URL table, next to metadata.db (8 bytes per slot, see SeenURLs)."""
@@ -69,14 +74,47 @@ class LinkAdmission:
         """
         level = Level(level)
         if isinstance(url_or_id, int):
-            url_id, url = url_or_id, self.metadata.url_of(url_or_id)
-        else:
-            url_id = None
-            try:
-                url = canonicalize_url(url_or_id)
-            except InvalidURL as error:
-                self._reject_now(url_or_id, error.reason, referrer)
-                return False
+            return self._admit(
+                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload
+            )
+        try:
+            url = canonicalize_url(url_or_id)
+        except InvalidURL as error:
+            self._reject_now(url_or_id, error.reason, referrer)
+            return False
+        return self._admit(url, None, level, score, referrer, reload)
+
+    async def submit_plan(self, batches: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> int:
+        """Queue a refresh plan, ``(url_ids, level, scores)`` per batch, in one call.
+
+        The :class:`refresh.scheduler.CrawlQueue` of the refresh pass: the URLs of every batch
+        are read in one query (``submit`` reads one per URL-Id), then each page is admitted as
+        ``submit`` would, the fetchers running between slices of ``PLAN_SLICE`` pages (a
+        page's scope, trap and suffix checks cost ~50 µs: 20,000 at once would hold the
+        loop for a second). Returns how many requests were queued.
+        """
+        ids = [np.asarray(url_ids, dtype=np.int64) for url_ids, _, _ in batches]
+        urls = iter(self.metadata.urls_of(np.concatenate(ids).tolist() if ids else []))
+        queued = admitted = 0
+        for url_ids, (_, level, scores) in zip(ids, batches, strict=True):
+            level = Level(level)
+            for url_id, score in zip(url_ids.tolist(), np.asarray(scores).tolist(), strict=True):
+                queued += self._admit(next(urls), url_id, level, score, None, False)
+                admitted += 1
+                if admitted % PLAN_SLICE == 0:
+                    await asyncio.sleep(0)
+        return queued
+
+    def _admit(
+        self,
+        url: str,
+        url_id: int | None,
+        level: Level,
+        score: float,
+        referrer: int | None,
+        reload: bool,
+    ) -> bool:
+        """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then)."""
         refusal = self._refusal(url, dependency=level == Level.DEPENDENCY)
         if refusal is not None:
             self._reject_now(url, refusal, referrer)

@@ -22,7 +22,7 @@ from xyleme.crawler.content import (
 )
 from xyleme.crawler.fetcher import Body, discard_spooled
 from xyleme.crawler.frontier import Request
-from xyleme.crawler.htmlparse import MalformedHTML, extract_links
+from xyleme.crawler.htmlparse import MalformedHTML, extract_links_off_loop
 from xyleme.crawler.politeness import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class ResponseClassification:
     admission).
     """
 
-    def _examine(self, outcome: Outcome, body: Body, headers: Mapping[str, str]) -> Outcome:
+    async def _examine(self, outcome: Outcome, body: Body, headers: Mapping[str, str]) -> Outcome:
         """Type a read body, hash it, and take an HTML page's links and directives; a body
         for the loader stays in ``outcome.body`` (whoever clears that removes its file)."""
         request, result = outcome.request, outcome.result
@@ -98,8 +98,8 @@ class ResponseClassification:
         result.page_type = page_type
         if page_type is PageType.HTML:
             try:
-                links = extract_links(
-                    body.data(),
+                links = await extract_links_off_loop(
+                    body.data,
                     request.url,
                     self.settings.robots_agent,
                     content_type=result.content_type,

@@ -50,6 +50,8 @@ from xyleme.crawler.traps import HostBudget, TrapGuard
 from xyleme.crawler.writer import ResultWriter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import aiohttp
 
     from loader import DocumentSink
@@ -77,6 +79,9 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         Name resolution (the simulated web's in tests and the demo).
     sink : DocumentSink, optional
         The loader: receives new or changed XML/DTD bodies after their commit.
+    sink_for : callable, optional
+        Instead of ``sink``: makes the sink around this crawler (the daemon's loader asks the
+        crawler for DTDs and follows its scope), so both are built in one go.
     exchanges : ExchangeSink, optional
         The archive: told of every HTTP exchange (WARC) and every fetch (crawl log).
 
@@ -99,6 +104,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         clock: Clock | None = None,
         resolver: aiohttp.abc.AbstractResolver | None = None,
         sink: DocumentSink | None = None,
+        sink_for: Callable[[Crawler], DocumentSink] | None = None,
         exchanges: ExchangeSink | None = None,
     ) -> None:
         self.metadata = metadata
@@ -129,6 +135,8 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._waiting_workers: set[asyncio.Task] = set()
         self._lane: LoaderLane | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        if sink_for is not None:
+            self.sink = sink_for(self)
 
     # ------------------------------------------------------------------ running
 

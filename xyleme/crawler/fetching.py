@@ -165,7 +165,7 @@ class FetchStep:
         self.stats.count_bytes(wire)
         outcome = Outcome(request, result)
         try:
-            return self._examine(outcome, body, response.headers), None
+            return await self._examine(outcome, body, response.headers), None
         finally:
             if outcome.body is None:
                 body.discard()

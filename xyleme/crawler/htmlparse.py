@@ -13,18 +13,27 @@ The body is decoded as the HTML Standard says (:mod:`~xyleme.crawler.htmlencodin
 ``<base href>`` is honoured and every link resolved and canonicalised
 (:func:`metadata.canonicalize_url`) with its query in the page's encoding (URL Standard),
 so one page has one spelling.
+
+:func:`extract_links_off_loop` runs it on a thread of its own: the parse is most of a page's
+cost on the crawler's event loop, libxml2 runs it without the GIL, and it must hold
+:data:`loader.parselock.PARSE_LOCK` (lxml swaps libxml2's process-wide entity loader around
+every parse), which the event loop must never wait for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import urljoin
 
 from lxml import etree
 
+from loader.parselock import PARSE_LOCK
 from metadata import InvalidURL, canonicalize_url
 from xyleme.crawler.content import is_xml_type, parse_mime_type
 from xyleme.crawler.denylist import XML_SUFFIXES, url_suffix
@@ -223,7 +232,8 @@ def extract_links(
     mime = parse_mime_type(content_type)
     decoded = decode_html(body, mime.params.get("charset") if mime is not None else None)
     try:
-        root = etree.fromstring(decoded.utf8, _PARSER)
+        with PARSE_LOCK:
+            root = etree.fromstring(decoded.utf8, _PARSER)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as error:
         raise MalformedHTML(str(error) or "unparsable HTML") from None
     extractor = _Extractor(url, url_codec(decoded.encoding), robots_agent)
@@ -237,6 +247,26 @@ def extract_links(
                 take(element)
     extractor.found.robots = frozenset(extractor.robots)
     return extractor.found
+
+
+_PARSING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xyleme-html")
+"""One thread: the parses hold one process-wide lock anyway, and the walk after each holds
+the GIL; a pool of the crawler's own, so the loop's default executor's long jobs never delay
+a page."""
+
+
+async def extract_links_off_loop(
+    body: Callable[[], bytes],
+    url: str,
+    robots_agent: str = "xyleme",
+    *,
+    content_type: str | None = None,
+) -> HtmlLinks:
+    """:func:`extract_links` of ``body()`` (read in the thread too: it may be a spooled
+    file) on the HTML thread, awaited from the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(
+        _PARSING, lambda: extract_links(body(), url, robots_agent, content_type=content_type)
+    )
 
 
 class _Extractor:

@@ -1,6 +1,6 @@
 """Liveness probes: is a known page still there? (the re-check of LiveRank, seed 001).
 
-:class:`CrawlerProbe` answers the re-check engine (:func:`refresh.recheck.recheck`) one URL-Id
+:class:`CrawlerProbe` answers the re-check engine (:func:`xyleme.jobs.recheck.recheck`) one URL-Id
 at a time with the crawler's own machinery, outside its frontier (the crawl's hot path is
 untouched): the same :class:`~xyleme.crawler.fetcher.Fetcher` (identity, timeouts, caps,
 resolver), the same scope, robots.txt through :class:`~xyleme.crawler.robots.RobotsCache`
@@ -36,11 +36,11 @@ from urllib.parse import urljoin
 from conventions.hosts import host_key
 from metadata import FetchResult, InvalidURL, Metadata, PageRecord, PageType, canonicalize_url
 from metadata.clock import Clock, SystemClock
-from refresh.recheck import Liveness, Verdict
 from xyleme.crawler.classify import parse_http_date
 from xyleme.crawler.content import classify
 from xyleme.crawler.fetcher import Fetcher, FetchError
 from xyleme.crawler.frontier import Frontier
+from xyleme.crawler.liveness import Liveness, Verdict
 from xyleme.crawler.politeness import host_delay, retry_after_seconds
 from xyleme.crawler.robots import RobotsCache, RobotsRules
 from xyleme.crawler.scope import Scope
@@ -88,7 +88,7 @@ def looks_like_soft_404(body: bytes) -> str | None:
 
 
 class CrawlerProbe:
-    """A :class:`refresh.recheck.LivenessProbe` over HTTP with the crawler's machinery.
+    """A :class:`xyleme.jobs.recheck.LivenessProbe` over HTTP with the crawler's machinery.
 
     Parameters
     ----------
@@ -283,10 +283,11 @@ class CrawlerProbe:
         freed = self._freed.setdefault(key, asyncio.Condition())
         async with freed:
             while not (slot := self.frontier.slot(key)).can_start(now := time.monotonic()):
+                # asyncio.timeout, not wait_for: a cancel racing wait_for's timeout leaves
+                # Condition.wait re-taking the lock after we left, and the host's slot stuck
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        freed.wait(), max(slot.next_start - now, SLOT_POLL_SECONDS)
-                    )
+                    async with asyncio.timeout(max(slot.next_start - now, SLOT_POLL_SECONDS)):
+                        await freed.wait()
             slot.start(now)
 
     async def _leave(self, key: str, back_off: float | None) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from xyleme.dashboard import admin, hosts, views
+from xyleme.dashboard import admin, hosts, pagelists, urls, views
 from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.keys import (
@@ -27,6 +27,7 @@ from xyleme.dashboard.keys import (
     QUERIES,
     SETTINGS,
     STATUS,
+    STATUS_PROCESS,
     TEMPLATES,
 )
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
@@ -34,6 +35,7 @@ from xyleme.dashboard.params import InputError
 from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.rendering import render, templates
 from xyleme.dashboard.settings import DashboardSettings, refresh_settings
+from xyleme.dashboard.statusprocess import StatusProcess
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +92,11 @@ def create_app(
         settings.query_time_limit_s,
         settings.query_memory_mb,
     )
-    app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh_settings(repo_dir))
+    refresh = refresh_settings(repo_dir)
+    app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh)
     app[STATUS] = Refreshed(settings.cache_seconds)
+    if live is not None:  # a daemon shares this process: its figures take none of its GIL
+        app[STATUS_PROCESS] = StatusProcess(app[FIGURES], settings, refresh)
     app[TEMPLATES] = templates()
     if admin_token is not None:
         app[ADMIN_TOKEN] = admin_token
@@ -114,8 +119,10 @@ def create_app(
             web.get("/api/schedule", views.api_schedule),
             web.get("/api/rankings", views.api_rankings),
             web.get("/api/page", views.api_page),
+            web.get("/api/page/{list}", pagelists.api_page_list),
             web.get("/api/query", views.api_query),
             web.get("/api/hosts", hosts.api_hosts),
+            web.get("/api/urls", urls.api_urls),
             web.get("/metrics", views.metrics),
             web.post("/api/admin/pause", admin.pause),
             web.post("/api/admin/resume", admin.resume),
@@ -128,6 +135,8 @@ def create_app(
 
 async def _close_figures(app: web.Application) -> None:
     app[FIGURES].close()
+    if STATUS_PROCESS in app:
+        app[STATUS_PROCESS].close()
 
 
 async def _sample_live_figures(app: web.Application) -> AsyncIterator[None]:

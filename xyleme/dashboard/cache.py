@@ -1,7 +1,8 @@
-"""A figure computed in a worker thread and served stale while a fresh one is computed.
+"""A figure computed away from the event loop and served stale while a fresh one is computed.
 
-Why: the status scans every page. Under a busy daemon that thread waits for the GIL and the
-executor, so computing the figures on the request's path made ``/api/status`` take seconds.
+Why: the status scans every page. Under a busy daemon its computation (in a thread, or in a
+process of its own: :mod:`.statusprocess`) takes a while, so computing the figures on the
+request's path made ``/api/status`` take seconds.
 A request gets the last value at once (the first one waits for it); when that value is
 older than ``max_age`` one background computation is started, and the next requests get its
 result. A failing computation is logged and the last value kept.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,9 @@ class Refreshed(Generic[T]):
         self._at = -float("inf")
         self._task: asyncio.Task[None] | None = None
 
-    async def get(self, compute: Callable[[], T]) -> T:
-        """The value (computed with ``compute`` in a thread when missing or stale)."""
+    async def get(self, compute: Callable[[], Awaitable[T]]) -> T:
+        """The value (awaited from ``compute()``, which must not run on the event loop's
+        thread, when missing or stale)."""
         if self._task is None and time.monotonic() - self._at > self.max_age:
             self._task = asyncio.create_task(self._refresh(compute))
         if self._value is None:
@@ -38,9 +40,9 @@ class Refreshed(Generic[T]):
         assert self._value is not None
         return self._value
 
-    async def _refresh(self, compute: Callable[[], T]) -> None:
+    async def _refresh(self, compute: Callable[[], Awaitable[T]]) -> None:
         try:
-            self._value = await asyncio.to_thread(compute)
+            self._value = await compute()
             self._at = time.monotonic()
         except Exception:
             if self._value is None:

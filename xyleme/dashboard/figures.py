@@ -23,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageType, UnknownPage
-from ranking.repository import provenance
-from refresh.report import ScheduleReport, host_keys, schedule_report
+from metadata import PAGE_TYPE_CODE, InvalidURL, Metadata, PageRecord, PageType, UnknownPage
+from refresh.report import ScheduleReport
 from refresh.settings import RefreshSettings
+from xyleme.dashboard.paging import Key, encode_cursor, next_cursor
 from xyleme.dashboard.settings import DashboardSettings
+from xyleme.dashboard.svg import log_bins, rank_sample
 from xyleme.dashboard.warehouse import stored_versions
+from xyleme.jobs.ranking import provenance
+from xyleme.jobs.schedule import read_schedule
 from xyleme.lock import holder_pid
 from xyleme.status import read_status, repository_now
 
@@ -134,23 +137,15 @@ class RepositoryFigures:
         with self._report_lock:
             if self._report is not None and time.monotonic() < self._report[0]:
                 return self._report[1], self._report[2]
-            with self.md.snapshot():  # a daemon may commit between the two reads
-                view = self.md.refresh_view()
-                history = self.md.observation_history()
-            urls = self.md.urls_of(view["id"].tolist())
             try:
-                report = schedule_report(
-                    view,
-                    history,
-                    self.now(view, live_now),
-                    self.refresh,
-                    units=self.settings.due_units,
-                    host_keys=host_keys(urls) if urls else None,
+                schedule = read_schedule(
+                    self.md, self.refresh, now=live_now, units=self.settings.due_units
                 )
             except ValueError as error:  # e.g. observations out of time order
                 raise ScheduleUnavailable(
                     f"the refresh schedule cannot be computed: {error}"
                 ) from None
+            report, urls = schedule.report, schedule.urls
             self._report = (time.monotonic() + self.settings.cache_seconds, report, urls)
             return report, urls
 
@@ -169,11 +164,14 @@ class RepositoryFigures:
         offset: int = 0,
         limit: int | None = None,
         live_now: float | None = None,
+        start: Key | None = None,
     ) -> dict[str, Any]:
-        """Due pages per coming unit, intervals and λ, and the table of next refreshes.
+        """Due pages per coming unit, histograms of intervals and λ, and the table of next
+        refreshes.
 
-        The table lists the pages with a planned refresh, soonest first, whose URL contains
-        ``search`` (case-insensitive), ``limit`` rows from ``offset``.
+        The table lists the pages with a planned refresh, soonest first (then by URL-Id),
+        whose URL contains ``search`` (case-insensitive): ``limit`` rows after the key
+        ``start`` (``(next_refresh, url_id)`` of a cursor), else from ``offset``.
         """
         report, urls = self.report(live_now)
         unit = self.refresh.time_unit_s
@@ -185,19 +183,29 @@ class RepositoryFigures:
             order = np.array(
                 [row for row in order.tolist() if needle in urls[row].lower()], dtype=np.int64
             )
+        matched = int(order.size)
+        if start is not None:
+            when, url_id = start
+            times, ids = report.next_refresh[order], report.ids[order]
+            order = order[(times > when) | ((times == when) & (ids > url_id))]
+        else:
+            order = order[offset:]
         rate_per_unit = report.change_rate * unit
         intervals = report.interval_units[np.isfinite(report.interval_units)]
         rates = rate_per_unit[report.r > 0]
+        shown = order[:limit].tolist()
         return {
             "now": report.now,
             "policy": self._policy(report),
             "due_per_unit": report.due_per_unit.tolist(),
-            "intervals_units": intervals.tolist(),
-            "change_rates_per_unit": rates[np.isfinite(rates)].tolist(),
+            "intervals_histogram": log_bins(intervals, self.settings.histogram_bins),
+            "change_rates_histogram": log_bins(
+                rates[np.isfinite(rates)], self.settings.histogram_bins
+            ),
             "search": search,
             "offset": offset,
             "limit": limit,
-            "matched": int(order.size),
+            "matched": matched,
             "pages": [
                 {
                     "url_id": int(report.ids[row]),
@@ -210,17 +218,29 @@ class RepositoryFigures:
                     "method": str(report.method[row]),
                     "r": float(report.r[row]),
                 }
-                for row in order[offset : offset + limit].tolist()
+                for row in shown
             ],
+            "next_cursor": next_cursor(
+                "schedule",
+                shown,
+                order.size > limit,
+                lambda row: (float(report.next_refresh[row]), int(report.ids[row])),
+            ),
         }
 
     # ------------------------------------------------------------------ Rankings
 
-    def rankings(self, top: int | None = None) -> dict[str, Any]:
+    def rankings(
+        self, limit: int | None = None, start: tuple[str, Key] | None = None
+    ) -> dict[str, Any]:
         """Top XML by importance, top HTML by interest, top pages by OPIC estimate, each
-        score's values in decreasing order for the rank distributions, and how the ranking
-        module computed importance and interest (``provenance``, by kind)."""
-        top = self.settings.top_pages if top is None else top
+        score's rank distribution (at most ``distribution_points`` log-spaced ranks), and how
+        the ranking module computed importance and interest (``provenance``, by kind).
+
+        Each table is sorted by decreasing score, then URL-Id, and shows ``limit`` rows;
+        ``start`` (a cursor's table and ``(score, url_id)``) continues that one table only.
+        """
+        limit = self.settings.top_pages if limit is None else limit
         view = self.md.refresh_view()
         xml = view["type"] == PAGE_TYPE_CODE[PageType.XML]
         html = view["type"] == PAGE_TYPE_CODE[PageType.HTML]
@@ -229,27 +249,46 @@ class RepositoryFigures:
             "html_interest": (html, "interest"),
             "opic": (np.ones(len(xml), dtype=bool), "opic_importance"),
         }
-        answer: dict[str, Any] = {"top": top, "provenance": provenance(self.repo_dir / "ranking")}
+        if start is not None:
+            tables = {start[0]: tables[start[0]]}
+        answer: dict[str, Any] = {
+            "top": limit,
+            "limit": limit,
+            "provenance": provenance(self.repo_dir / "ranking"),
+        }
         for name, (members, column) in tables.items():
-            values = view[column]
+            values, ids = view[column], view["id"]
             chosen = np.flatnonzero(members & np.isfinite(values))
-            ranked = chosen[np.argsort(-values[chosen], kind="stable")]
-            best = ranked[:top]
-            urls = self.md.urls_of(view["id"][best].tolist())
+            ranked = chosen[np.lexsort((ids[chosen], -values[chosen]))]
+            first = 0
+            if start is not None:
+                score, url_id = start[1]
+                scores, keys = values[ranked], ids[ranked]
+                before = (scores > score) | ((scores == score) & (keys <= url_id))
+                first = int(np.count_nonzero(before))
+            best = ranked[first : first + limit]
+            urls = self.md.urls_of(ids[best].tolist())
+            ranks, distribution = rank_sample(values[ranked], self.settings.distribution_points)
             answer[name] = {
                 "score": column,
                 "ranked_pages": int(ranked.size),
                 "pages": [
                     {
-                        "rank": place + 1,
-                        "url_id": int(view["id"][row]),
+                        "rank": first + place + 1,
+                        "url_id": int(ids[row]),
                         "url": url,
                         "type": TYPE_NAMES[view["type"][row]],
                         column: float(values[row]),
                     }
                     for place, (row, url) in enumerate(zip(best.tolist(), urls, strict=True))
                 ],
-                "distribution": values[ranked].tolist(),
+                "next_cursor": encode_cursor(
+                    "rankings", (name, float(values[best[-1]]), int(ids[best[-1]]))
+                )
+                if ranked.size > first + limit
+                else None,
+                "distribution": distribution,
+                "distribution_ranks": ranks,
             }
         return answer
 
@@ -258,35 +297,48 @@ class RepositoryFigures:
     def page(
         self, url: str | None = None, url_id: int | None = None, live_now: float | None = None
     ) -> dict[str, Any]:
-        """One page's record, observation history, children, parents, stored XML versions
-        (None when the warehouse holds none of it) and its row of the refresh schedule.
+        """One page's record, its latest observations and stored XML versions (None when the
+        warehouse holds none of it), its first children and parents, at most
+        ``max_neighbours`` of each list with its total (``/api/page/LIST`` pages through
+        them all), and its row of the refresh schedule.
 
         Raises :class:`PageNotFound` for a URL or id the repository does not hold (an
         invalid URL included).
         """
+        record = self.record(url, url_id)
+        cap = self.settings.max_neighbours
+        children = self.children(record.url_id)
+        parents = self.md.parents(record.url_id)
+        fields = asdict(record)
+        observations = fields.pop("observations")
+        versions = stored_versions(self.repo_dir, record.url_id)
+        status = self.md.status(record.url_id)
+        return {
+            "page": {key: _finite(v) if isinstance(v, float) else v for key, v in fields.items()},
+            "observations": observations[-cap:],
+            "observations_total": len(observations),
+            "children_total": int(children.size) + self.md.extra_children(record.url_id),
+            "children": self.neighbours(children[:cap]),
+            "parents_total": int(parents.size),
+            "parents": self.neighbours(parents[:cap]),
+            "load_status": None if status is None else {"status": status[0], "detail": status[1]},
+            "versions": None if versions is None else versions[-cap:],
+            "versions_total": None if versions is None else len(versions),
+            "schedule": self._page_schedule(record.url_id, live_now),
+        }
+
+    def record(self, url: str | None = None, url_id: int | None = None) -> PageRecord:
+        """The metadata record of a URL or URL-Id; :class:`PageNotFound` if there is none."""
         try:
-            record = self.md.page(url_id) if url is None else self.md.page_by_url(url)
+            return self.md.page(url_id) if url is None else self.md.page_by_url(url)
         except UnknownPage as error:
             raise PageNotFound(str(error)) from None
         except InvalidURL as error:
             raise PageNotFound(f"no page {url!r}: not a valid URL ({error.reason})") from None
-        cap = self.settings.max_neighbours
-        children = self.md.children(record.url_id)
-        parents = self.md.parents(record.url_id)
-        fields = asdict(record)
-        observations = fields.pop("observations")
-        status = self.md.status(record.url_id)
-        return {
-            "page": {key: _finite(v) if isinstance(v, float) else v for key, v in fields.items()},
-            "observations": observations,
-            "children_total": int(children.size) + self.md.extra_children(record.url_id),
-            "children": self._neighbours(children[:cap]),
-            "parents_total": int(parents.size),
-            "parents": self._neighbours(parents[:cap]),
-            "load_status": None if status is None else {"status": status[0], "detail": status[1]},
-            "versions": stored_versions(self.repo_dir, record.url_id),
-            "schedule": self._page_schedule(record.url_id, live_now),
-        }
+
+    def children(self, url_id: int) -> np.ndarray:
+        """A page's distinct stored children, by increasing URL-Id."""
+        return np.unique(self.md.children(url_id))
 
     def _page_schedule(self, url_id: int, live_now: float | None) -> dict[str, Any] | None:
         """The page's row of the refresh schedule (None for a page newer than the report, or
@@ -308,7 +360,7 @@ class RepositoryFigures:
             "r": float(report.r[row]),
         }
 
-    def _neighbours(self, ids: np.ndarray) -> list[dict[str, Any]]:
+    def neighbours(self, ids: np.ndarray) -> list[dict[str, Any]]:
         id_list = ids.tolist()
         return [
             {"url_id": url_id, "url": url}

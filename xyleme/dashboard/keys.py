@@ -14,6 +14,7 @@ from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveHistory
 from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.settings import DashboardSettings
+from xyleme.dashboard.statusprocess import StatusProcess
 
 FIGURES = web.AppKey("figures", RepositoryFigures)
 SETTINGS = web.AppKey("settings", DashboardSettings)
@@ -23,3 +24,4 @@ ACTIONS = web.AppKey("actions", AdminActions)
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
 QUERIES = web.AppKey("queries", QueryPool)
 STATUS = web.AppKey("status", Refreshed)
+STATUS_PROCESS = web.AppKey("status_process", StatusProcess)

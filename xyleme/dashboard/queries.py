@@ -16,7 +16,6 @@ import contextlib
 import json
 import math
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from loader import LoaderError
 from loader.query import compile_query
 from metadata import MetadataError
+from xyleme.children import child_environment, python_command
 
 WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0
@@ -60,11 +60,17 @@ class QueryPool:
         self._mean_seconds = 1.0  # of recent queries, for Retry-After
 
     async def run(
-        self, folder: Path, xpath: str, offset: int, limit: int
-    ) -> tuple[list[dict[str, Any]], bool]:
-        """Results ``offset`` to ``offset + limit`` of ``xpath`` over the latest version of
-        every document in ``folder``, and whether more follow. Raises :class:`QueryBusy`
-        when the pool is full, :class:`QueryFailed` for a query that fails."""
+        self,
+        folder: Path,
+        xpath: str,
+        offset: int,
+        limit: int,
+        after: tuple[int, int] | None = None,
+    ) -> tuple[list[dict[str, Any]], bool, tuple[int, int] | None]:
+        """``limit`` results of ``xpath`` over the latest version of every document in
+        ``folder`` after the key ``after`` (else from ``offset``), whether more follow, and
+        the key of the last (``xyleme.query_worker``). Raises :class:`QueryBusy` when the
+        pool is full, :class:`QueryFailed` for a query that fails."""
         try:
             compile_query(xpath, {})  # a syntax error costs no process (and no turn)
         except (LoaderError, MetadataError) as error:
@@ -77,7 +83,7 @@ class QueryPool:
             async with self._turns:
                 started = time.monotonic()
                 try:
-                    return await self._in_worker(folder, xpath, offset, limit)
+                    return await self._in_worker(folder, xpath, offset, limit, after)
                 finally:
                     elapsed = time.monotonic() - started
                     self._mean_seconds = 0.8 * self._mean_seconds + 0.2 * elapsed
@@ -88,20 +94,20 @@ class QueryPool:
         return math.ceil(self._mean_seconds)
 
     async def _in_worker(
-        self, folder: Path, xpath: str, offset: int, limit: int
-    ) -> tuple[list[dict[str, Any]], bool]:
+        self, folder: Path, xpath: str, offset: int, limit: int, after: tuple[int, int] | None
+    ) -> tuple[list[dict[str, Any]], bool, tuple[int, int] | None]:
         request = {
             "folder": str(folder),
             "xpath": xpath,
             "offset": offset,
             "limit": limit,
+            "after": after,
             "cpu_seconds": self.time_limit,
             "memory_mb": self.memory_mb,
         }
         worker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            WORKER,
+            *python_command(WORKER),
+            env=child_environment(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -122,7 +128,8 @@ class QueryPool:
         answer = json.loads(output)
         if "error" in answer:
             raise QueryFailed(answer["error"])
-        return answer["results"], answer["more"]
+        last = answer["last"]
+        return answer["results"], answer["more"], None if last is None else tuple(last)
 
     def _stopped(self) -> str:
         return f"query stopped after its time limit of {self.time_limit:g} s"

@@ -18,12 +18,17 @@ class DashboardSettings:
     """What the dashboard shows and how much of it; every field has a documented default."""
 
     top_pages: Annotated[int, Field(ge=1, le=10_000)] = 20
-    """Rows of each top-pages table of the Rankings view."""
+    """Rows of each top-pages table of the Rankings view (``/api/rankings``' default
+    ``limit``)."""
     page_size: Annotated[int, Field(ge=1, le=100_000)] = 50
-    """Rows per page of the schedule table and of query results (``?limit=`` up to
-    ``max_page_size``)."""
+    """Rows per page of every other paged list of the API and the views, unless ``?limit=``
+    asks for another number up to ``max_page_size``."""
     max_page_size: Annotated[int, Field(ge=1, le=100_000)] = 500
     """The largest ``limit`` a request may ask for."""
+    histogram_bins: Annotated[int, Field(ge=1, le=1_000)] = 24
+    """Logarithmic bins of the schedule's histograms of intervals and change rates."""
+    distribution_points: Annotated[int, Field(ge=2, le=100_000)] = 200
+    """Log-spaced ranks sampled from each rank distribution of the Rankings view."""
     due_units: Annotated[int, Field(ge=1, le=10_000)] = 14
     """Coming time units shown in the "due per unit" chart."""
     growth_points: Annotated[int, Field(ge=1, le=10_000)] = 40
@@ -45,14 +50,17 @@ class DashboardSettings:
     max_xpath_length: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
     """Longer XPath expressions are refused."""
     max_neighbours: Annotated[int, Field(ge=1, le=100_000)] = 200
-    """Children and parents listed on a page view."""
+    """Children, parents, observations and versions shown on a page view (``/api/page/LIST``
+    pages through them all)."""
     cache_seconds: Annotated[float, Field(ge=0.0, le=3600.0)] = 2.0
     """Real seconds one refresh schedule (a scan of every page) serves all requests; the
     status figures are recomputed in the background when older."""
 
     def __post_init__(self) -> None:
-        if self.page_size > self.max_page_size:
-            raise ValueError("dashboard setting page_size must not exceed max_page_size")
+        if max(self.page_size, self.top_pages) > self.max_page_size:
+            raise ValueError(
+                "dashboard settings page_size and top_pages must not exceed max_page_size"
+            )
 
 
 def refresh_settings(repo_dir: Path) -> RefreshSettings:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 import numpy as np
 
@@ -187,31 +188,45 @@ def bar_chart(
     return frame.svg()
 
 
-def log_histogram(title: str, values: np.ndarray, *, x_label: str = "", bins: int = 24) -> str:
-    """A histogram of positive values over logarithmic bins (rates and intervals span decades).
+def log_bins(values: np.ndarray, bins: int = 24) -> dict[str, Any]:
+    """A histogram of positive values over ``bins`` logarithmic bins: ``log10_edges``
+    (``bins + 1`` of them), ``counts`` and ``values`` (how many were counted). Rates and
+    intervals span decades; non-positive and non-finite values are left out. Its size is
+    fixed, whatever the number of pages, so the API can answer it whole.
 
-    Non-positive and non-finite values are left out; the chart's count says how many remain.
-
-    >>> log_histogram("λ", np.array([0.1, 1.0, 10.0, 10.0])).count("<rect")
-    24
+    >>> log_bins(np.array([1.0, 10.0, 10.0]), bins=2)
+    {'log10_edges': [0.0, 0.5, 1.0], 'counts': [1, 2], 'values': 3}
     """
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values) & (values > 0)]
     if not values.size:
-        return _empty(title)
+        return {"log10_edges": [], "counts": [], "values": 0}
     low, high = np.log10(values.min()), np.log10(values.max())
     if high - low < 1e-9:
         low, high = low - 0.5, high + 0.5
     counts, edges = np.histogram(np.log10(values), bins=bins, range=(low, high))
-    top = max(int(counts.max()), 1) * 1.1
-    frame = _Frame(f"{title} ({values.size:,} pages)", (low, high), (0, top))
+    return {"log10_edges": edges.tolist(), "counts": counts.tolist(), "values": int(values.size)}
+
+
+def log_histogram(title: str, histogram: Mapping[str, Any], *, x_label: str = "") -> str:
+    """Draw a histogram made by :func:`log_bins`; the title says how many pages it counts.
+
+    >>> log_histogram("λ", log_bins(np.array([0.1, 1.0, 10.0, 10.0]))).count("<rect")
+    24
+    """
+    counts, edges = histogram["counts"], np.asarray(histogram["log10_edges"], dtype=np.float64)
+    if not counts:
+        return _empty(title)
+    low, high = float(edges[0]), float(edges[-1])
+    top = max(max(counts), 1) * 1.1
+    frame = _Frame(f"{title} ({histogram['values']:,} pages)", (low, high), (0, top))
     frame.axes(
         x_label + " (log scale)",
         "pages",
         _log_ticks(low, high) or [(low, _number(10**low)), (high, _number(10**high))],
         [(t, _number(t)) for t in _linear_ticks(0, top)],
     )
-    for count, left, right in zip(counts.tolist(), edges[:-1], edges[1:], strict=True):
+    for count, left, right in zip(counts, edges[:-1], edges[1:], strict=True):
         x0, x1, y = frame.px(left), frame.px(right), frame.py(count)
         frame.add(
             f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0 - 1, 0.5):.1f}"'
@@ -237,22 +252,36 @@ def _polyline(frame: _Frame, xs: np.ndarray, ys: np.ndarray, colour: str) -> Non
     frame.add(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
 
 
-def rank_plot(title: str, series: Mapping[str, np.ndarray], *, y_label: str = "score") -> str:
-    """Log-log rank distributions: for each series, value against rank (1 = largest).
+def rank_sample(decreasing: np.ndarray, points: int = 200) -> tuple[list[int], list[float]]:
+    """At most ``points`` log-spaced ranks (1 = largest) of values sorted decreasingly, and
+    their values: a rank distribution of a million pages in a small, fixed size.
 
-    Values are sorted decreasingly; non-positive ones are left out (log scale). At most about
-    200 log-spaced ranks per series are drawn, so a million pages stay a small picture.
+    >>> rank_sample(np.array([0.5, 0.3, 0.2, 0.1]), points=3)
+    ([1, 2, 4], [0.5, 0.3, 0.1])
+    """
+    values = np.asarray(decreasing, dtype=np.float64)
+    if not values.size:
+        return [], []
+    ranks = np.unique(np.geomspace(1, values.size, num=min(values.size, points)).round())
+    ranks = ranks.astype(np.int64)
+    return ranks.tolist(), values[ranks - 1].tolist()
 
-    >>> rank_plot("ranks", {"a": np.array([0.5, 0.3, 0.2])}).count("<polyline")
+
+def rank_plot(
+    title: str, series: Mapping[str, tuple[Sequence[int], Sequence[float]]], *, y_label="score"
+) -> str:
+    """Log-log rank distributions: for each series, its values against their ranks (1 =
+    largest), as :func:`rank_sample` gives them; non-positive values are left out.
+
+    >>> rank_plot("ranks", {"a": ([1, 2, 3], [0.5, 0.3, 0.2])}).count("<polyline")
     1
     """
     curves = {}
-    for name, values in series.items():
-        values = np.asarray(values, dtype=np.float64)
-        values = np.sort(values[np.isfinite(values) & (values > 0)])[::-1]
-        if values.size:
-            ranks = np.unique(np.geomspace(1, values.size, num=min(values.size, 200)).astype(int))
-            curves[name] = (np.log10(ranks), np.log10(values[ranks - 1]))
+    for name, (ranks, values) in series.items():
+        ranks_, values_ = np.asarray(ranks, dtype=np.float64), np.asarray(values, np.float64)
+        keep = np.isfinite(values_) & (values_ > 0)
+        if keep.any():
+            curves[name] = (np.log10(ranks_[keep]), np.log10(values_[keep]))
     if not curves:
         return _empty(title)
     x_high = max(float(xs.max()) for xs, _ in curves.values())

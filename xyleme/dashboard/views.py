@@ -17,9 +17,10 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS, STATUS_PROCESS
 from xyleme.dashboard.metrics import metrics_text
-from xyleme.dashboard.params import int_param, page_target, text_param
+from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
+from xyleme.dashboard.params import InputError, int_param, page_target, text_param
 from xyleme.dashboard.queries import QueryBusy, QueryFailed
 from xyleme.dashboard.rendering import live_figures, pager, render, when
 from xyleme.dashboard.warehouse import DOCUMENTS
@@ -36,7 +37,12 @@ async def _status(request: web.Request) -> dict[str, Any]:
     """The repository's figures (at most ``cache_seconds`` old, never computed on the
     request's path but the first) with the daemon's live figures of this instant."""
     figures, live = request.app[FIGURES], live_figures(request)
-    status = await request.app[STATUS].get(lambda: figures.status(live))
+    process = request.app.get(STATUS_PROCESS)
+    status = await request.app[STATUS].get(
+        (lambda: process.status(live))
+        if process is not None
+        else (lambda: asyncio.to_thread(figures.status, live))
+    )
     if live is None:
         return status
     now = live.get("now")
@@ -104,10 +110,19 @@ async def _schedule(request: web.Request) -> dict[str, Any]:
     search = text_param(request, "q", max_length=2048)
     offset = int_param(request, "offset", 0, 0, 10**9)
     limit = int_param(request, "limit", settings.page_size, 1, settings.max_page_size)
+    cursor = cursor_param(request, ["schedule"], [float, int])
     live_now = (live_figures(request) or {}).get("now")
-    return await asyncio.to_thread(request.app[FIGURES].schedule, search, offset, limit, live_now)
+    return await asyncio.to_thread(
+        request.app[FIGURES].schedule,
+        search,
+        offset,
+        limit,
+        live_now,
+        None if cursor is None else cursor[1],
+    )
 
 
+@paged("pages")
 async def api_schedule(request: web.Request) -> web.Response:
     return web.json_response(await _schedule(request))
 
@@ -127,11 +142,11 @@ async def schedule(request: web.Request) -> web.Response:
             reference_label="G_r",
         ),
         "intervals": svg.log_histogram(
-            "Refresh intervals", np.array(data["intervals_units"]), x_label="interval (units)"
+            "Refresh intervals", data["intervals_histogram"], x_label="interval (units)"
         ),
         "rates": svg.log_histogram(
             "Estimated change rates λ",
-            np.array(data["change_rates_per_unit"]),
+            data["change_rates_histogram"],
             x_label="changes per unit",
         ),
     }
@@ -150,6 +165,11 @@ async def schedule(request: web.Request) -> web.Response:
 
 # ---------------------------------------------------------------------- Rankings
 
+RANK_CURVES = (
+    ("xml_importance", "XML importance"),
+    ("html_interest", "HTML interest"),
+    ("opic", "OPIC estimate"),
+)
 RANK_TABLES = (
     ("xml_importance", "Top XML pages by importance (direct PageRank)"),
     ("html_interest", "Top HTML pages by interest (inverse PageRank towards XML)"),
@@ -158,11 +178,24 @@ RANK_TABLES = (
 
 
 async def _rankings(request: web.Request) -> dict[str, Any]:
+    """``limit`` rows of each table (``top`` is its older name); a ``cursor`` continues the
+    one table it came from."""
+    if "top" in request.query and "limit" in request.query:
+        raise InputError("give limit or top (its older name), not both")
     settings = request.app[SETTINGS]
-    top = int_param(request, "top", settings.top_pages, 1, settings.max_page_size)
-    return await asyncio.to_thread(request.app[FIGURES].rankings, top)
+    name = "top" if "top" in request.query else "limit"
+    limit = int_param(request, name, settings.top_pages, 1, settings.max_page_size)
+    cursor = cursor_param(request, ["rankings"], [str, float, int])
+    start = None
+    if cursor is not None:
+        table, *key = cursor[1]
+        if table not in dict(RANK_TABLES):
+            raise InputError("cursor is not one this list gave: start again without it")
+        start = (table, tuple(key))
+    return await asyncio.to_thread(request.app[FIGURES].rankings, limit, start)
 
 
+@paged("xml_importance.pages", "html_interest.pages", "opic.pages")
 async def api_rankings(request: web.Request) -> web.Response:
     return web.json_response(await _rankings(request))
 
@@ -172,9 +205,9 @@ async def rankings(request: web.Request) -> web.Response:
     chart = svg.rank_plot(
         "Rank distributions",
         {
-            "XML importance": np.array(data["xml_importance"]["distribution"]),
-            "HTML interest": np.array(data["html_interest"]["distribution"]),
-            "OPIC estimate": np.array(data["opic"]["distribution"]),
+            label: (data[name]["distribution_ranks"], data[name]["distribution"])
+            for name, label in RANK_CURVES
+            if name in data
         },
     )
     return render(
@@ -212,6 +245,7 @@ async def _query(request: web.Request) -> dict[str, Any]:
     xpath = text_param(request, "xpath", max_length=settings.max_xpath_length)
     offset = int_param(request, "offset", 0, 0, 10**6)
     limit = int_param(request, "limit", settings.page_size, 1, settings.max_page_size)
+    cursor = cursor_param(request, ["query"], [int, int])
     answer: dict[str, Any] = {
         "xpath": xpath,
         "offset": offset,
@@ -219,6 +253,7 @@ async def _query(request: web.Request) -> dict[str, Any]:
         "results": [],
         "more": False,
         "error": None,
+        "next_cursor": None,
     }
     if not xpath:
         return answer
@@ -226,7 +261,9 @@ async def _query(request: web.Request) -> dict[str, Any]:
     if not folder.is_dir():
         return answer
     try:
-        results, more = await request.app[QUERIES].run(folder, xpath, offset, limit)
+        results, more, last = await request.app[QUERIES].run(
+            folder, xpath, offset, limit, None if cursor is None else cursor[1]
+        )
     except QueryFailed as error:
         answer["error"] = str(error)
         return answer
@@ -234,10 +271,15 @@ async def _query(request: web.Request) -> dict[str, Any]:
         raise web.HTTPTooManyRequests(
             text=str(error), headers={"Retry-After": str(error.retry_after)}
         ) from None
-    answer.update(results=results, more=more)
+    answer.update(
+        results=results,
+        more=more,
+        next_cursor=encode_cursor("query", last) if more and last is not None else None,
+    )
     return answer
 
 
+@paged("results")
 async def api_query(request: web.Request) -> web.Response:
     answer = await _query(request)
     return web.json_response(answer, status=400 if answer["error"] else 200)

@@ -1,8 +1,9 @@
 """Run the simulated web in a child process (benchmarks keep its CPU out of their figures).
 
-:class:`SimWebProcess` starts ``python -m xyleme simweb serve --json`` with the given settings,
-reads the port and seed URLs it prints, and stops it with SIGINT on exit. The child's pid lets
-a benchmark measure the server's CPU time separately (e.g. with psutil).
+:class:`SimWebProcess` starts ``python -m xyleme.simweb.child`` (the simulated web without the
+CLI) with the given settings, reads the port and seed URLs it prints, and stops it with SIGINT
+on exit. The child's pid lets a benchmark measure the server's CPU time separately (e.g. with
+psutil).
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
 
 from metadata.clock import Clock
+from xyleme.children import child_environment, python_command
 from xyleme.simweb.resolver import SimWebResolver
 from xyleme.simweb.settings import SimWebSettings
 from xyleme.simweb.timebase import ClockSpec, shared_clock
@@ -74,12 +75,12 @@ class SimWebProcess:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(self.settings.to_dict(), handle)
             self._settings_file = Path(handle.name)
-        command = [sys.executable, "-m", "xyleme", "simweb", "serve"]
-        command += ["--settings", str(self._settings_file), "--json", *self._options]
+        command = python_command("xyleme.simweb.child", "--settings", str(self._settings_file))
+        command += self._options
         # The child's errors go to a file: a pipe nobody reads would fill and stall it.
         self._errors = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self._errors, text=True
+            command, stdout=subprocess.PIPE, stderr=self._errors, text=True, env=child_environment()
         )
         try:
             started = json.loads(self.process.stdout.readline() or "null")

@@ -21,7 +21,8 @@ from xyleme.cli.repository import create_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
 from xyleme.daemon import Daemon
-from xyleme.sitegen.server import RealSiteServer
+from xyleme.jobs.requeue import queue_unread
+from xyleme.sitegen.server import ServedSite
 
 EPOCH = 1_700_000_000.0
 """The manual clock's start (any fixed date: the site does not change)."""
@@ -51,13 +52,13 @@ class DaemonCrawl:
     rank_figures: dict = field(default_factory=dict)
 
 
-def scope_for(served: RealSiteServer) -> list[str]:
+def scope_for(served: ServedSite) -> list[str]:
     """The ``[crawler] scope`` naming the site's two origins and nothing else."""
     return [f"{origin}/" for origin in served.site.scope_origins]
 
 
 async def crawl_with_daemon(
-    served: RealSiteServer, repository: Path, *, concurrency: int = 8
+    served: ServedSite, repository: Path, *, concurrency: int = 8
 ) -> DaemonCrawl:
     """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
     create_repository(repository)
@@ -73,10 +74,10 @@ async def crawl_with_daemon(
     outcome = DaemonCrawl()
     try:
         start = time.perf_counter()
-        daemon.queue_unread()
+        queue_unread(daemon.md, daemon.crawler)
         await daemon.crawler.run()
         outcome.crawl_seconds = time.perf_counter() - start
-        outcome.rank_figures = await daemon.recompute_ranking()
+        outcome.rank_figures = await daemon.ranking.run()
         outcome.seconds = time.perf_counter() - start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
     finally:

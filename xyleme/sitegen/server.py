@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Self
 
 from aiohttp import hdrs, web
 
@@ -45,7 +46,49 @@ class Access:
     status: int
 
 
-class RealSiteServer:
+class ServedSite:
+    """What a crawl of a served site needs of its server, wherever it runs: the site (built
+    for its ports), name resolution, and the requests outside the scope."""
+
+    site: Site | None
+    accesses: list[Access]
+    port: int
+
+    async def start(self) -> None:
+        """Serve the site and build it for its ports."""
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def resolver(self) -> SimWebResolver:
+        """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
+        site's port, every other name a DNS failure (IP literals never reach a resolver)."""
+        return SimWebResolver(self.port, [IDNA_PUNYCODE])
+
+    def out_of_scope(self) -> list[Access]:
+        """Requests for anything the site's scope does not name (must stay empty)."""
+        return [
+            a
+            for a in self.accesses
+            if not self.site.in_scope(canonical(f"http://{a.host}{a.path}"))
+        ]
+
+
+class RealSiteServer(ServedSite):
     """The realistic site of ``spec`` on two loopback ports, built once they are bound.
 
     >>> import asyncio
@@ -83,18 +126,6 @@ class RealSiteServer:
             await runner.cleanup()
         self._runners = []
 
-    async def __aenter__(self) -> RealSiteServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
     @property
     def port(self) -> int:
         """The site's port."""
@@ -104,19 +135,6 @@ class RealSiteServer:
     def offsite_port(self) -> int:
         """The port the scope does not name."""
         return self._runners[1].addresses[0][1]
-
-    def resolver(self) -> SimWebResolver:
-        """Name resolution for a crawler of this site: the IDNA host → 127.0.0.1 on the
-        site's port, every other name a DNS failure (IP literals never reach a resolver)."""
-        return SimWebResolver(self.port, [IDNA_PUNYCODE])
-
-    def out_of_scope(self) -> list[Access]:
-        """Requests for anything the site's scope does not name (must stay empty)."""
-        return [
-            a
-            for a in self.accesses
-            if not self.site.in_scope(canonical(f"http://{a.host}{a.path}"))
-        ]
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0

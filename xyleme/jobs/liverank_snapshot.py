@@ -1,5 +1,9 @@
 """The old snapshot as LiveRank sees it in a repository: read pages, their links and hosts.
 
+The re-check job's reading side: the store's arrays (``refresh_view``, ``export_links``,
+``urls_of``) in, LiveRank's :class:`~ranking.liverank.LinkGraph` out, so ``ranking``
+never reads the store itself.
+
 The snapshot V is every page the repository has read at least once (any type but UNKNOWN);
 its links are Link-Data restricted to V, renumbered 0 … n-1; a page's host comes from its
 URL. Pages read again at or after a given time count as answered: alive when their type is
@@ -14,8 +18,7 @@ import numpy as np
 
 from conventions.hosts import host_keys
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, UNKNOWN_ANSWER
-from ranking.liverank_graph import LinkGraph
+from ranking.liverank import ALIVE_ANSWER, DEAD_ANSWER, UNKNOWN_ANSWER, LinkGraph
 
 _ALIVE_TYPES = [PAGE_TYPE_CODE[t] for t in (PageType.HTML, PageType.XML, PageType.DTD)]
 

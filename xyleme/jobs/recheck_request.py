@@ -1,11 +1,11 @@
 """``xyleme recheck``: what a re-check asks for and how it reports, whoever runs it.
 
-The engine (:func:`refresh.recheck.recheck`) with the crawler's probe
+The engine (:func:`xyleme.jobs.recheck.recheck`) with the crawler's probe
 (:class:`xyleme.crawler.probe.CrawlerProbe`) runs either in the CLI, when no daemon holds the
 repository (:mod:`xyleme.cli.recheck`), or in the daemon as a background task, its probe
-sharing the daemon's crawler (:meth:`xyleme.daemon.Daemon.recheck`). Both build the LiveRank
-session the same way (:func:`prepare`) and report with the same words (:func:`progress_line`,
-:func:`summary`, :func:`summary_text`).
+sharing the daemon's crawler (:class:`xyleme.jobs.recheck_task.RecheckTask`). Both build the
+LiveRank session the same way (:func:`prepare`) and report with the same words
+(:func:`progress_line`, :func:`summary`, :func:`summary_text`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import numpy as np
 
 from metadata import Metadata
 from ranking.liverank import LiveRankSession, LiveRankSettings, make_liverank
-from ranking.liverank_repository import load_snapshot
-from refresh.recheck import RecheckProgress, RecheckReport, Verdict
+from xyleme.crawler.liveness import Verdict
+from xyleme.jobs.liverank_snapshot import load_snapshot
+from xyleme.jobs.recheck import RecheckProgress, RecheckReport
 
 
 class NothingToRecheck(ValueError):

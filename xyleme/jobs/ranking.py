@@ -1,4 +1,9 @@
-"""Ranking the pages of a xyleme repository: Link-Data in, importance and interest out.
+"""The ranking pass: the pages of a repository, Link-Data in, importance and interest out.
+
+The job reads the link matrix from the store, hands it to the ranking algorithms (the sliced
+Gauss-Seidel of §5, in ``ranking.pagerank.compute``) and writes the two scores back; the daemon runs
+it every ``rank_every`` units through :class:`RankingPass`, ``xyleme rank compute`` through
+:func:`rank_repository`.
 
 The graph is the metadata's link matrix (§5, :mod:`metadata.link_matrix`): the pages that
 are or may be documents, numbered 0…P−1 in ascending URL-Id order, and their links with
@@ -12,23 +17,27 @@ sweeps, final figure, graph snapshot, time) goes to ``ranking/<kind>.json``.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
-from ranking.errors import RankingError
-from ranking.result import RankResult
-from ranking.settings import RankingSettings
+from metadata.clock import Clock
+from ranking import RankingCancelled, RankingError, RankingSettings, RankResult
 
 if TYPE_CHECKING:
-    from ranking.sliced import ScanMonitor
+    from ranking.pagerank import ScanMonitor
+    from xyleme.crawler import Scope
+
+log = logging.getLogger(__name__)
 
 KINDS = ("importance", "interest")
 
@@ -79,8 +88,11 @@ def rank_repository(
     Nothing is written when the run fails or is cancelled: the scores are set after both
     vectors have converged (:class:`~ranking.errors.NotConverged` otherwise).
     """
-    from ranking.compute import importance_and_interest, pagerank  # numba: load when ranking
-    from ranking.slices import SlicedGraph
+    from ranking.pagerank import (  # numba: load when ranking
+        SlicedGraph,
+        importance_and_interest,
+        pagerank,
+    )
 
     settings = settings or RankingSettings()
     with md.link_matrix(in_scope=in_scope) as matrix:
@@ -125,3 +137,74 @@ def provenance(folder: Path) -> dict[str, dict]:
         if path.exists():
             found[kind] = json.loads(path.read_text())
     return found
+
+
+class RankingPass:
+    """The daemon's ranking pass (paper §5), every ``rank_every`` units or on ``rank compute``.
+
+    The sliced computation runs in a worker thread (its kernels release the GIL), so fetching
+    goes on; :meth:`cancel` (the daemon's stop) ends it between two slices, and nothing is
+    written then. ``scope`` says what the crawler may fetch (unread pages outside it stay out
+    of the matrix).
+    """
+
+    def __init__(
+        self,
+        md: Metadata,
+        folder: Path,
+        settings: RankingSettings,
+        clock: Clock,
+        scope: Callable[[], Scope],
+    ) -> None:
+        self.md = md
+        self.folder = folder
+        self.settings = settings
+        self.clock = clock
+        self.scope = scope
+        self.last: float | None = None
+        """Simulated time of the last pass that wrote its scores."""
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop a pass in progress between two slices (it is recomputed at the next start)."""
+        self._cancel.set()
+
+    async def run(self) -> dict[str, Any]:
+        """One pass now; returns its figures (also logged). Raises :class:`RankingError`."""
+        started, real_start = self.clock.now(), time.monotonic()
+        self._cancel.clear()
+        scope = self.scope()
+        ranking = await asyncio.to_thread(
+            rank_repository,
+            self.md,
+            self.folder,
+            self.settings,
+            cancel=self._cancel,
+            in_scope=lambda url: scope.refusal(url) is None,
+        )
+        self.last = started
+        log.info(
+            "ranking pass in %.1f s: %d pages (%d XML), %d links; importance in %d sweeps%s",
+            time.monotonic() - real_start,
+            ranking.pages,
+            ranking.xml_pages,
+            ranking.links,
+            ranking.importance.sweeps,
+            "" if ranking.interest is None else f", interest in {ranking.interest.sweeps}",
+        )
+        return {
+            "pages": ranking.pages,
+            "xml_pages": ranking.xml_pages,
+            "links": ranking.links,
+            "importance_sweeps": ranking.importance.sweeps,
+            "interest_sweeps": None if ranking.interest is None else ranking.interest.sweeps,
+        }
+
+    async def periodic(self) -> None:
+        """The scheduled pass: a cancelled or impossible one waits for the next time."""
+        try:
+            await self.run()
+        except RankingCancelled:
+            log.info("ranking pass cancelled by the stop")
+        except RankingError as error:  # e.g. no page yet, not converged: next time
+            log.warning("ranking pass skipped: %s", error)

@@ -1,6 +1,6 @@
-"""Re-checking an old repository in LiveRank order (LiveRank paper, seed 001, §2).
+"""The re-check job: an old repository tested in LiveRank order (LiveRank paper, seed 001, §2).
 
-The engine is pure: it drives a :class:`~ranking.liverank.LiveRankSession` (any strategy)
+The engine drives a :class:`~ranking.liverank.LiveRankSession` (any strategy)
 against a :class:`LivenessProbe`, an object that answers "is this page still alive?" for a
 URL-Id. The crawler's probe (:class:`xyleme.crawler.probe.CrawlerProbe`) answers over HTTP;
 tests and benchmarks answer from a known truth. The engine keeps up to ``concurrency`` probes
@@ -17,7 +17,6 @@ is counted apart in the progress.
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,27 +25,9 @@ from typing import Protocol
 import numpy as np
 
 from ranking.liverank import LiveRankSession
+from xyleme.crawler.liveness import Liveness, Verdict
 
 log = logging.getLogger(__name__)
-
-
-class Verdict(enum.Enum):
-    """What a probe concluded about one page."""
-
-    ALIVE = "alive"
-    DEAD = "dead"
-    UNKNOWN = "unknown"
-    """No conclusion (timeout, server error, robots.txt unreachable): tried again later."""
-
-
-@dataclass(frozen=True, slots=True)
-class Liveness:
-    """One probe's answer: the verdict, why (``HTTP 404``, ``DNS failure …``, ``soft 404 …``),
-    and the HTTP status when a response came."""
-
-    verdict: Verdict
-    reason: str
-    status: int | None = None
 
 
 class LivenessProbe(Protocol):

@@ -1,4 +1,5 @@
-"""Feeding OPIC from the crawler's ``page_fetched`` event (docs/interfaces.md, "Named events").
+"""The OPIC job: OPIC restored from the store, and fed by the crawler's events
+(docs/interfaces.md, "Named events").
 
 A fetch result does not always carry the page's links: a 304 or a document whose links the
 loader extracts later leaves ``children`` unset. OPIC must still credit the read and hand the
@@ -14,8 +15,12 @@ from typing import Protocol
 
 import numpy as np
 
-from metadata.types import FetchResult, PageType
-from ranking.opic import OPIC
+from metadata import FetchResult, Metadata, PageType
+from ranking.opic import OPIC, OPICSettings
+from xyleme import signals
+
+CREDITED = (signals.page_fetched, signals.page_failed, signals.page_dead)
+"""The events OPIC is credited on: every committed fetch, failures included."""
 
 
 class LinkSource(Protocol):
@@ -24,8 +29,18 @@ class LinkSource(Protocol):
     def children(self, url_id: int) -> np.ndarray: ...
 
 
+def restore_opic(md: Metadata, settings: OPICSettings) -> OPIC:
+    """OPIC from the last checkpoint (or new), knowing every page the metadata knows."""
+    opic = OPIC.restore(md, settings.checkpoint_key) or settings.build()
+    known = md.max_url_id()
+    if known:
+        opic.add_pages(np.arange(1, known + 1))  # ids start at 1; known ones are kept
+    return opic
+
+
 class FetchListener:
-    """Credit each committed fetch to OPIC; connect an instance to ``page_fetched``.
+    """Credit each committed fetch to OPIC; given the crawler's ``events`` it listens to the
+    :data:`CREDITED` signals itself.
 
     Examples
     --------
@@ -39,9 +54,13 @@ class FetchListener:
     1
     """
 
-    def __init__(self, opic: OPIC, links: LinkSource) -> None:
+    def __init__(
+        self, opic: OPIC, links: LinkSource, events: signals.SignalManager | None = None
+    ) -> None:
         self.opic = opic
         self.links = links
+        for signal in CREDITED if events is not None else ():
+            events.connect(signal, lambda event: self(event.result))
 
     def children_of(self, result: FetchResult) -> np.ndarray:
         """The links OPIC hands the page's cash to, for this fetch."""

@@ -1,0 +1,57 @@
+"""What every reading command needs, and nothing heavier: the repository's metadata opened
+as a CLI error when it is not a repository, and the ``--json`` flag of one-object answers.
+
+Kept apart from :mod:`xyleme.cli.ops` (which loads the configuration, and with it the
+refresh and crawler settings) so that ``xyleme status`` starts fast; :func:`glance` opens
+the repository without the manager's imports for the commands that only count. Defines no
+command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from metadata.errors import MetadataError
+
+if TYPE_CHECKING:
+    from metadata import Metadata
+    from metadata.glance import Glance
+
+DATABASE = "metadata.db"
+
+
+@contextmanager
+def open_metadata(repository: Path, *, readonly: bool) -> Iterator[Metadata]:
+    """The repository's metadata; a folder that is not a repository is a clear CLI error."""
+    from metadata import Metadata  # numpy, sqlite-utils, pydantic: a command that opens pays
+
+    try:
+        md = Metadata.open(repository / DATABASE, readonly=readonly)
+    except MetadataError as error:
+        raise click.ClickException(str(error)) from None
+    with md:
+        yield md
+
+
+def json_option(function: Any) -> Any:
+    """``--json``: print one JSON object (the commands that answer one, not a listing)."""
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(function)
+
+
+@contextmanager
+def glance(repository: Path) -> Iterator[Glance]:
+    """The repository read with :mod:`sqlite3` alone (:class:`metadata.glance.Glance`): named
+    state, counts by type, the latest time; not a repository is a clear CLI error."""
+    from metadata.glance import Glance
+
+    try:
+        reader = Glance.open(repository / DATABASE)
+    except MetadataError as error:
+        raise click.ClickException(str(error)) from None
+    with reader:
+        yield reader

@@ -1,0 +1,51 @@
+"""How the daemon stops: on SIGTERM / SIGINT, and on a full disk, with a reason to give.
+
+A signal asks for a clean stop (no new work; in-flight fetches get the crawler's
+``shutdown_deadline``; running jobs end; a last checkpoint). A full disk (or the database's
+quota) cannot be worked around: the daemon stops and says so (:class:`DaemonStopped`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import signal
+from collections.abc import Callable, Iterator
+
+from metadata import StoreFull
+
+log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class DaemonStopped(RuntimeError):
+    """The daemon had to stop on an error it cannot work around (a full disk, say)."""
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the database's quota) is full."""
+    if isinstance(error, StoreFull):
+        return True
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
+
+
+@contextlib.contextmanager
+def stopping_on_signals(stop: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM and SIGINT call ``stop`` while the block runs (on the running loop)."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        name = signal.Signals(signum).name
+        log.info("%s received: finishing in-flight work, then stopping", name)
+        stop()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        yield
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
