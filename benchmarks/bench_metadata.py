@@ -36,7 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from metadata import FetchResult, Metadata, PageType, canonicalize_url
-from metadata.fetches import _APPEND_OBSERVATION, _UPDATE_READ, _UPSERT_CHILDREN
+from metadata.dialect import SQLITE, upsert_sql
+from metadata.fetches import _CHILDREN, _UPDATE_READ, _append_observation
 
 LINKS_PER_PAGE = 10
 
@@ -152,8 +153,8 @@ def bench_updates(folder: Path, count: int, batch: int) -> tuple[float, float]:
     def update(pages: list, links: list, observations: list) -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(_UPDATE_READ, pages)
-        conn.executemany(_APPEND_OBSERVATION, observations)
-        conn.executemany(_UPSERT_CHILDREN, links)
+        conn.executemany(_append_observation(SQLITE), observations)
+        conn.executemany(upsert_sql("links", _CHILDREN), links)
         conn.execute("COMMIT")
 
     api = raw = 0.0

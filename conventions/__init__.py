@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from pydantic import ConfigDict
 
-from conventions.hosts import host_key, host_keys
+from conventions.hosts import host_hash, host_key, host_keys, part_of
 
 SETTINGS = ConfigDict(allow_inf_nan=False, extra="forbid", use_attribute_docstrings=True)
 """The configuration of every settings class: no NaN nor infinity, no unknown name, and
 each field's docstring as its documentation."""
 
 
-__all__ = ["SETTINGS", "host_key", "host_keys"]
+__all__ = ["SETTINGS", "host_hash", "host_key", "host_keys", "part_of"]

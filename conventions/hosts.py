@@ -9,6 +9,8 @@ importing the crawler or the store. ``metadata.reports.HOST_SQL`` is the same ru
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,3 +40,32 @@ def host_keys(urls: Sequence[str]) -> np.ndarray:
 
     keys = np.array([host_key(url) for url in urls], dtype=str)
     return np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+_HASH_BYTES = 7  # 56 bits: a non-negative BIGINT and an exact float on every engine
+
+
+def host_hash(url: str) -> int:
+    """The stable hash of a URL's host key (``scheme://host[:port]``): the same on every
+    machine and every Python (BLAKE2b, not ``hash()``, which is salted per process).
+
+    >>> host_hash("http://a.test/x") == host_hash("http://a.test/y")
+    True
+    >>> 0 <= host_hash("https://b.test:8443/") < 2**56
+    True
+    """
+    return _hash_of_host(host_key(url))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _hash_of_host(key: str) -> int:
+    """Memoised: a batch of new URLs names few hosts (id assignment runs it per URL)."""
+    digest = hashlib.blake2b(key.encode(), digest_size=_HASH_BYTES).digest()
+    return int.from_bytes(digest, "big")
+
+
+def part_of(url: str, parts: int) -> int:
+    """Which of ``parts`` workers owns a URL's host (0-based)."""
+    if parts < 1:
+        raise ValueError("parts must be at least 1")
+    return host_hash(url) % parts

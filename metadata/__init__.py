@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         encode_clock,
     )
     from metadata.encoding import MAX_CHILDREN
+    from metadata.engines import target_of
     from metadata.errors import (
         DocumentNotFound,
         InvalidURL,
@@ -56,10 +57,10 @@ if TYPE_CHECKING:
         VersionNotFound,
     )
     from metadata.glance import Glance
-    from metadata.manager import Metadata
+    from metadata.manager import Metadata, migrate_store
     from metadata.reports import HOST_FIELDS, host_report, write_host_stats
     from metadata.revisits import RevisitIndex, Stored
-    from metadata.settings import MetadataSettings
+    from metadata.settings import MetadataSettings, StoreSettings
     from metadata.types import (
         PAGE_TYPE_CODE,
         PAGE_TYPE_NAMES,
@@ -129,6 +130,9 @@ _HOME = {
     "RejectedLink": "types",
     "MAX_URL_LENGTH": "urls",
     "Glance": "glance",
+    "target_of": "engines",
+    "migrate_store": "manager",
+    "StoreSettings": "settings",
     "canonicalize_url": "urls",
     "Change": "version_records",
     "Check": "version_records",
@@ -182,6 +186,7 @@ __all__ = [
     "StatusAPI",
     "StoreError",
     "StoreFull",
+    "StoreSettings",
     "Stored",
     "StoredDocument",
     "SystemClock",
@@ -194,7 +199,9 @@ __all__ = [
     "canonicalize_url",
     "encode_clock",
     "host_report",
+    "migrate_store",
     "reports",
+    "target_of",
     "write_host_stats",
 ]
 

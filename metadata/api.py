@@ -215,8 +215,29 @@ class RanksAPI(Protocol):
 
 
 @runtime_checkable
+class ClaimsAPI(Protocol):
+    """Due pages claimed by crawl workers, by part of the hosts, for a lease (issue 20)."""
+
+    def claim_due(
+        self,
+        part: int,
+        parts: int,
+        worker: str,
+        *,
+        limit: int,
+        due_by: float,
+        lease_s: float,
+        now: float | None = None,
+    ) -> list[int]: ...
+
+    def release_claims(self, url_ids: Iterable[int], worker: str) -> int: ...
+
+    def claimed_by(self, worker: str) -> list[int]: ...
+
+
+@runtime_checkable
 class MetadataAPI(
-    CoreAPI, PageIdsAPI, FetchesAPI, LinksAPI, StatusAPI, StateAPI, RanksAPI, Protocol
+    CoreAPI, PageIdsAPI, FetchesAPI, LinksAPI, StatusAPI, StateAPI, RanksAPI, ClaimsAPI, Protocol
 ):
     """The whole metadata store of one repository: every subject above."""
 

@@ -1,6 +1,6 @@
 """The named errors of the metadata store: every failure a caller can act on has its own.
 
-The store's backend errors (``sqlite3`` today, PostgreSQL's tomorrow) never leave the store:
+The store's engine errors (``sqlite3``'s, psycopg's) never leave the store:
 :func:`translated` turns them into :class:`StoreError`, and a full disk into
 :class:`StoreFull`, at the store's boundary, so callers catch the store's errors only.
 """
@@ -12,6 +12,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:  # the PostgreSQL engine's errors, when the [postgres] extra is installed
+    from psycopg import Error as _PostgresError
+except ImportError:  # pragma: no cover - SQLite only
+    _PostgresError = ()  # type: ignore[assignment,misc]
+
+_POSTGRES_FULL = {"53100", "53200"}  # disk_full, out_of_memory (SQLSTATE class 53)
 
 
 class MetadataError(Exception):
@@ -104,6 +111,11 @@ def translated(path: str | Path) -> Iterator[None]:
         if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
             raise StoreFull(path, f"disk full ({error})") from error
         raise StoreError(path, f"database error ({error})") from error
+    except _PostgresError as error:
+        why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if getattr(error, "sqlstate", None) in _POSTGRES_FULL:
+            raise StoreFull(path, f"disk full ({why})") from error
+        raise StoreError(path, f"database error ({why})") from error
     except OSError as error:
         if error.errno == errno.ENOSPC:
             raise StoreFull(path, f"disk full ({error})") from error

@@ -7,11 +7,12 @@ change-rate estimators read those histories back as arrays.
 
 from __future__ import annotations
 
-import sqlite3
+import functools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from metadata.dialect import Connection, Dialect
 from metadata.encoding import (
     OBSERVATION_BYTES,
     decode_observations,
@@ -39,13 +40,14 @@ _RECORD_COLUMNS = ", ".join(
 # ?14 robots, ?15 canonical_to.
 # A 200 (md5 given) states the validators afresh; a 304 keeps the old ones unless resent,
 # and keeps the robots directives and canonical target (it has no body to state them).
+# (PostgreSQL cannot type a bare "?5 IS NULL": the CAST says it.)
 _UPDATE_READ = """
 UPDATE pages SET type = ?1, status = ?2, reason = NULL, failures = 0,
   first_access = coalesce(first_access, ?3), last_access = ?3,
   last_change = coalesce(?4, last_change),
   md5 = coalesce(?5, md5),
-  etag = CASE WHEN ?5 IS NULL THEN coalesce(?6, etag) ELSE ?6 END,
-  last_modified = CASE WHEN ?5 IS NULL THEN coalesce(?7, last_modified) ELSE ?7 END,
+  etag = CASE WHEN CAST(?5 AS TEXT) IS NULL THEN coalesce(?6, etag) ELSE ?6 END,
+  last_modified = CASE WHEN CAST(?5 AS TEXT) IS NULL THEN coalesce(?7, last_modified) ELSE ?7 END,
   content_type = coalesce(?8, content_type), size = coalesce(?9, size),
   refreshes = refreshes + ?10, unchanged_accesses = unchanged_accesses + ?11,
   redirect_to = ?12,
@@ -59,15 +61,16 @@ UPDATE pages SET type = ?1, status = ?2, reason = ?3, failures = failures + 1,
   first_access = coalesce(first_access, ?4), last_access = ?4
 WHERE id = ?5
 """
-_UPSERT_CHILDREN = """
-INSERT INTO links(id, children, extra) VALUES (?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra
-"""
-# "||" joins blobs as text, byte for byte; the CAST makes substr count bytes again.
-_APPEND_OBSERVATION = """
+_CHILDREN = ("id", "children", "extra")  # a page's children, replaced by each read
+
+
+@functools.cache
+def _append_observation(dialect: Dialect) -> str:
+    """The upsert that appends an observation and keeps the last ``?3`` bytes."""
+    return f"""
 INSERT INTO observations(id, history) VALUES (?1, ?2)
 ON CONFLICT(id) DO UPDATE SET
-  history = substr(CAST(history || excluded.history AS BLOB), -?3)
+  history = {dialect.tail("observations.history || excluded.history", "?3")}
 """
 
 
@@ -133,8 +136,8 @@ class Fetches(PageIds):
                             result.last_modified,
                             result.content_type,
                             result.size,
-                            changed is not None,
-                            changed is False,
+                            int(changed is not None),
+                            int(changed is False),
                             result.redirect_to,
                             result.url_id,
                             result.robots,
@@ -151,9 +154,8 @@ class Fetches(PageIds):
             for statement, rows in page_updates:
                 conn.executemany(statement, rows)
             if histories:
-                conn.executemany(_APPEND_OBSERVATION, histories)
-            if children:
-                conn.executemany(_UPSERT_CHILDREN, children)
+                conn.executemany(_append_observation(self.dialect), histories)
+            self.dialect.upsert_many(conn, "links", _CHILDREN, children)
         return verdicts
 
     def page(self, url_id: int) -> PageRecord:
@@ -220,9 +222,8 @@ class Fetches(PageIds):
         """
         values = [(PageType(t).value, reason, int(url_id)) for url_id, t, reason in rows]
         with self._write() as conn:
-            before = conn.total_changes
-            conn.executemany("UPDATE pages SET type = ?, reason = ? WHERE id = ?", values)
-            if conn.total_changes - before != len(values):
+            changed = conn.executemany("UPDATE pages SET type = ?, reason = ? WHERE id = ?", values)
+            if changed.rowcount != len(values):
                 require_pages(conn, [url_id for _, _, url_id in values])
 
     def content_md5s(self, page_type: PageType) -> dict[int, str]:
@@ -243,7 +244,7 @@ class Fetches(PageIds):
             return type_counts(self._conn)
 
 
-def _previous_md5(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str | None]:
+def _previous_md5(conn: Connection, ids: list[int]) -> dict[int, str | None]:
     """The stored MD5 of each page; :class:`UnknownPage` on the first unknown id."""
     found = dict(lookup_pages(conn, ids, "id, md5"))
     if len(found) != len(set(ids)):

@@ -56,7 +56,7 @@ def check_readable(conn: sqlite3.Connection, path: Path) -> None:
     except sqlite3.OperationalError:  # no such table (a file that is not SQLite raises on)
         rows = {}
     if rows.get("application") != APPLICATION:
-        raise NotARepository(path, "an SQLite database, but not xyleme's")
+        raise NotARepository(path, "a database, but not xyleme's metadata")
     found = int(rows["schema_version"])
     if found > latest_version():
         raise SchemaTooNew(path, found, latest_version())
@@ -81,6 +81,11 @@ class Glance:
         or :class:`SchemaTooNew` as :meth:`metadata.Metadata.open` would."""
         path = Path(path)
         if not path.is_file():
+            from metadata.engines import configured_url  # only a file-less repository pays
+
+            url = configured_url(path.parent)
+            if url and not url.startswith("sqlite:"):
+                return cls._postgres(url)
             raise NotARepository(path, "no such database file (create one with `xyleme init`)")
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True)
@@ -94,6 +99,38 @@ class Glance:
             conn.close()
             raise
         return cls(conn)
+
+    @classmethod
+    def _postgres(cls, url: str) -> Glance:
+        """A read-only glance at the PostgreSQL store a repository's ``xyleme.toml`` names."""
+        import psycopg
+
+        from metadata.dialect import PgConnection
+        from metadata.engines import CONNECT_TIMEOUT_S, target_of
+        from metadata.errors import StoreError, translated
+
+        name = target_of(url).name
+        try:
+            with translated(name):
+                raw = psycopg.connect(
+                    url,
+                    autocommit=True,
+                    connect_timeout=CONNECT_TIMEOUT_S,
+                    options="-c default_transaction_read_only=on",
+                )
+        except StoreError as error:
+            raise NotARepository(name, f"cannot connect ({error.why})") from None
+        conn = PgConnection(raw)
+        try:
+            with translated(name):
+                check_readable(conn, name)  # type: ignore[arg-type]
+        except StoreError as error:
+            conn.close()
+            raise NotARepository(name, f"unreadable database ({error.why})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn)  # type: ignore[arg-type]
 
     def close(self) -> None:
         self._conn.close()

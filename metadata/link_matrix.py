@@ -18,12 +18,13 @@ the out-degree would dilute the page's real votes.
 
 from __future__ import annotations
 
-import sqlite3
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from metadata.dialect import Connection, Dialect
 from metadata.types import PAGE_TYPE_CODE, PageType
 
 #: The page types that may be documents: the only ones in the matrix.
@@ -33,34 +34,44 @@ MAX_REDIRECT_HOPS = 20
 #: Pages per export step: SQLite concatenates their children blobs in one statement.
 _STEP_PAGES = 32_768
 
-# Up to ? pages after id ?, in id order: their ids, child counts and children, aggregated by
-# SQLite. The three group_concat step over the same rows together, so they stay aligned.
-# "||" joins blobs as text, byte for byte; the CAST makes the result bytes again.
-_EXPORT_STEP = """
-SELECT max(id), group_concat(id), group_concat(length(children) / 4),
-       CAST(group_concat(children, '') AS BLOB)
-FROM (SELECT id, children FROM links WHERE id > ? ORDER BY id LIMIT ?)
+
+@functools.cache
+def _export_step(dialect: Dialect) -> str:
+    """Up to ? pages after id ?, in id order: their ids, child counts and children,
+    aggregated by the engine. The three aggregates step over the same rows in the same
+    order, so they stay aligned."""
+    return f"""
+SELECT max(id), {dialect.join_text("id", "id")},
+       {dialect.join_text("length(children) / 4", "id")}, {dialect.join_bytes("children", "id")}
+FROM (SELECT id, children FROM links WHERE id > ? ORDER BY id LIMIT ?) AS step
 """
-_PAGES = "SELECT id, type, redirect_to FROM pages ORDER BY id"
-_DEPENDENCIES = """
-SELECT CAST(group_concat(dependencies, '') AS BLOB) FROM links
+
+
+@functools.cache
+def _dependencies(dialect: Dialect) -> str:
+    return f"""
+SELECT {dialect.join_bytes("dependencies", "id")} FROM links
 WHERE dependencies IS NOT NULL AND length(dependencies) > 0
 """
+
+
+_PAGES = "SELECT id, type, redirect_to FROM pages ORDER BY id"
 _WAITED_FOR = "SELECT DISTINCT dependency FROM waiting"
 _UNREAD = "SELECT id, url FROM pages WHERE type = ? AND redirect_to IS NULL ORDER BY id"
 
 
-def link_steps(conn: sqlite3.Connection) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def link_steps(conn: Connection, dialect: Dialect) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Every stored link as ``(src, dst)`` int32 URL-Ids, a few thousand whole pages at a time
     (ascending ``src``, each page's children in their stored order), inside the caller's
     transaction. No Python object is made per edge, nor per page."""
     after = 0
     while True:
-        last, ids, counts, blob = conn.execute(_EXPORT_STEP, (after, _STEP_PAGES)).fetchone()
+        step = conn.execute(_export_step(dialect), (after, _STEP_PAGES))
+        last, ids, counts, blob = step.fetchone()
         if last is None:
             return
         after = last
-        dst = np.frombuffer(blob, dtype="<i4").astype(np.int32, copy=False)
+        dst = np.frombuffer(blob or b"", dtype="<i4").astype(np.int32, copy=False)
         src = np.repeat(
             np.fromstring(ids, dtype=np.int32, sep=","),
             np.fromstring(counts, dtype=np.int64, sep=","),
@@ -112,7 +123,8 @@ class LinkMatrix:
     ``with`` block it is read.
     """
 
-    conn: sqlite3.Connection
+    conn: Connection
+    dialect: Dialect
     all_ids: np.ndarray
     in_matrix: np.ndarray
     ids: np.ndarray
@@ -124,7 +136,8 @@ class LinkMatrix:
     @classmethod
     def read(
         cls,
-        conn: sqlite3.Connection,
+        conn: Connection,
+        dialect: Dialect,
         chunk_edges: int,
         in_scope: Callable[[str], bool] | None = None,
     ) -> LinkMatrix:
@@ -139,7 +152,7 @@ class LinkMatrix:
         redirecting = redirects & (types == unknown)
         matrix_codes = [PAGE_TYPE_CODE[page_type] for page_type in MATRIX_TYPES]
         in_matrix = np.isin(types, matrix_codes) & ~redirecting
-        blob = conn.execute(_DEPENDENCIES).fetchone()[0]
+        blob = conn.execute(_dependencies(dialect)).fetchone()[0]
         waited = [row[0] for row in conn.execute(_WAITED_FOR)]
         dependencies = np.union1d(
             np.frombuffer(blob or b"", dtype="<i4").astype(np.int64), np.array(waited, np.int64)
@@ -152,6 +165,7 @@ class LinkMatrix:
         targets = np.array([row[2] for row in rows if row[2] is not None], dtype=np.int64)
         return cls(
             conn=conn,
+            dialect=dialect,
             all_ids=all_ids,
             in_matrix=in_matrix,
             ids=all_ids[in_matrix],
@@ -174,7 +188,7 @@ class LinkMatrix:
 
     def _matrix_steps(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         n = max(int(self.ids.size), 1)
-        for src, dst in link_steps(self.conn):
+        for src, dst in link_steps(self.conn, self.dialect):
             from_page, src_position = _in_sorted(self.ids, src.astype(np.int64))
             to_page, dst_position = _in_sorted(self.ids, self.resolve(dst[from_page]))
             # distinct (src, dst) pairs: the step holds whole pages, so this is per page

@@ -12,16 +12,12 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from metadata.dialect import upsert_sql
 from metadata.encoding import decode_ids, encode_ids
-from metadata.errors import translated
 from metadata.link_matrix import LinkMatrix, link_steps, rechunk
-from metadata.store import Store, connect, require_page, require_pages
+from metadata.store import Store, require_page, require_pages
 
-_UPSERT_CHILDREN_AND_DEPENDENCIES = """
-INSERT INTO links(id, children, extra, dependencies) VALUES (?, ?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET children = excluded.children, extra = excluded.extra,
-  dependencies = excluded.dependencies
-"""
+_COLUMNS = ("id", "children", "extra", "dependencies")
 
 
 class Links(Store):
@@ -43,7 +39,7 @@ class Links(Store):
         dependency_blob, _ = encode_ids(dependencies)
         with self._write() as conn:
             require_page(conn, url_id)
-            conn.execute(_UPSERT_CHILDREN_AND_DEPENDENCIES, (url_id, blob, extra, dependency_blob))
+            conn.execute(upsert_sql("links", _COLUMNS), (url_id, blob, extra, dependency_blob))
 
     def set_children_many(self, rows: Iterable[tuple[int, Iterable[int], Iterable[int]]]) -> None:
         """:meth:`set_children` for many ``(url_id, child_ids, dependency_ids)`` at once.
@@ -58,7 +54,7 @@ class Links(Store):
             values.append((int(url_id), blob, extra, encode_ids(dependency_ids)[0]))
         with self._write() as conn:
             require_pages(conn, [row[0] for row in values])
-            conn.executemany(_UPSERT_CHILDREN_AND_DEPENDENCIES, values)
+            self.dialect.upsert_many(conn, "links", _COLUMNS, values)
 
     def children(self, url_id: int) -> np.ndarray:
         """A page's stored children (int32, empty if none are known)."""
@@ -92,13 +88,8 @@ class Links(Store):
         """
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        with translated(self.path):
-            conn = connect(self.path, readonly=True, settings=self.settings)
-            try:
-                conn.execute("BEGIN")  # one snapshot across the steps
-                yield from rechunk(link_steps(conn), chunk_edges)
-            finally:
-                conn.close()
+        with self._reader() as conn:  # one snapshot across the steps
+            yield from rechunk(link_steps(conn, self.dialect), chunk_edges)
 
     @contextmanager
     def link_matrix(
@@ -110,10 +101,5 @@ class Links(Store):
         URLs outside it stay out. Read it inside the ``with`` block."""
         if chunk_edges < 1:
             raise ValueError("chunk_edges must be positive")
-        with translated(self.path):
-            conn = connect(self.path, readonly=True, settings=self.settings)
-            try:
-                conn.execute("BEGIN")
-                yield LinkMatrix.read(conn, chunk_edges, in_scope)
-            finally:
-                conn.close()
+        with self._reader() as conn:
+            yield LinkMatrix.read(conn, self.dialect, chunk_edges, in_scope)

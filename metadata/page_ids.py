@@ -7,10 +7,10 @@ rule) is kept with its reason in a bounded table of rejected links.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
-from itertools import repeat
 
+from conventions import host_hash
+from metadata.dialect import Connection
 from metadata.errors import InvalidURL, UnknownPage, translated
 from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
 from metadata.types import RejectedLink
@@ -54,14 +54,20 @@ class PageIds(Store):
                 known = _lookup_ids(conn, wanted)
             return [None if key is None else known.get(key) for key in keys]
         with self._write() as conn:
+            if self.dialect.serialise_ids and wanted:  # two writers never give one id twice
+                conn.execute(self.dialect.serialise_ids)
             known = _lookup_ids(conn, wanted)
             missing = [key for key in wanted if key not in known]
             if missing:
                 start = max_id(conn) + 1
                 new_ids = range(start, start + len(missing))
-                conn.executemany(
-                    "INSERT INTO pages(id, url, discovered_at) VALUES (?, ?, ?)",
-                    zip(new_ids, missing, repeat(self.clock.now())),
+                now = self.clock.now()
+                rows = zip(new_ids, missing, strict=True)
+                self.dialect.insert_many(
+                    conn,
+                    "pages",
+                    ("id", "url", "discovered_at", "host_hash"),
+                    [(url_id, url, now, host_hash(url)) for url_id, url in rows],
                 )
                 known.update(zip(missing, new_ids, strict=True))
             if refused:
@@ -112,11 +118,13 @@ class PageIds(Store):
         return [RejectedLink(*row) for row in rows]
 
     def _insert_rejected(
-        self, conn: sqlite3.Connection, refused: list[tuple[str, str, int | None]]
+        self, conn: Connection, refused: list[tuple[str, str, int | None]]
     ) -> None:
         now = self.clock.now()
-        conn.executemany(
-            "INSERT INTO rejected(url, reason, referrer, at) VALUES (?, ?, ?, ?)",
+        self.dialect.insert_many(
+            conn,
+            "rejected",
+            ("url", "reason", "referrer", "at"),
             [(url[:_REJECTED_URL_CHARS], why, referrer, now) for url, why, referrer in refused],
         )
         conn.execute(
@@ -126,11 +134,11 @@ class PageIds(Store):
 
     def max_url_id(self) -> int:
         """The largest URL-Id given (0 for an empty repository): size of the rank vectors."""
-        with self._lock, translated(self.path):
-            return max_id(self._conn)
+        with self._lock, translated(self.name):
+            return max_id(self._conn)  # one statement: no transaction needed
 
 
-def _lookup_ids(conn: sqlite3.Connection, urls: list[str]) -> dict[str, int]:
+def _lookup_ids(conn: Connection, urls: list[str]) -> dict[str, int]:
     """The URL-Ids of those of ``urls`` that have one."""
     known: dict[str, int] = {}
     for chunk in chunked(urls, LOOKUP_CHUNK):

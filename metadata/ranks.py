@@ -47,22 +47,24 @@ class Ranks(Store):
         if method is not None and column != "change_rate":
             raise ValueError("method only describes change_rate values")
         id_list = np.asarray(ids, dtype=np.int64).tolist()
-        value_list = np.asarray(values, dtype=np.float64).tolist()
+        value_list = [  # NaN stores NULL, as SQLite binds it; PostgreSQL would keep a NaN
+            None if value != value else value
+            for value in np.asarray(values, dtype=np.float64).tolist()
+        ]
         if len(id_list) != len(value_list):
             raise ValueError(f"{len(id_list)} ids but {len(value_list)} values")
         with self._write() as conn:
-            before = conn.total_changes
             if method is None:
-                conn.executemany(
+                changed = conn.executemany(
                     f"UPDATE pages SET {column} = ? WHERE id = ?",
                     zip(value_list, id_list, strict=True),
                 )
             else:
-                conn.executemany(
+                changed = conn.executemany(
                     "UPDATE pages SET change_rate = ?, change_rate_method = ? WHERE id = ?",
                     zip(value_list, repeat(method), id_list),
                 )
-            if conn.total_changes - before != len(id_list):  # some id has no page
+            if changed.rowcount != len(id_list):  # some id has no page
                 known = {row[0] for row in lookup_pages(conn, id_list, "id")}
                 raise UnknownPage(next(url_id for url_id in id_list if url_id not in known))
 

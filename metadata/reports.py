@@ -25,6 +25,7 @@ GROUP_SQL = (
     "CASE WHEN instr(reason, ':') > 0 THEN substr(reason, 1, instr(reason, ':') - 1) "
     "ELSE reason END"
 )
+NO_LIMIT = 1 << 62  # "LIMIT -1" is SQLite's "all rows"; PostgreSQL takes no negative limit
 _READ_TYPES = "('HTML', 'XML', 'DTD', 'RESOURCE')"
 
 
@@ -72,8 +73,8 @@ def _matching(status: str, condition: str) -> str:
     """The pages of ``status`` with their reason as ``why``, kept by ``condition``."""
     chosen = PAGE_STATUSES[status]
     why = chosen.reason or "NULL"
-    inner = f"SELECT *, {why} AS why FROM ({_PAGES}) WHERE {chosen.where}"
-    return f"SELECT * FROM ({inner}) WHERE {condition}"
+    inner = f"SELECT *, {why} AS why FROM ({_PAGES}) AS paged WHERE {chosen.where}"
+    return f"SELECT * FROM ({inner}) AS chosen WHERE {condition}"
 
 
 def _filters(
@@ -101,7 +102,7 @@ def _filters(
                 f"({name} = :host OR substr({name}, 1, length(:host) + 1) = :host || ':')"
             )
             params["host"] = host.lower()
-    return " AND ".join(clauses) or "1", params
+    return " AND ".join(clauses) or "1 = 1", params
 
 
 def page_urls(
@@ -117,9 +118,9 @@ def page_urls(
     increasing URL-Id), at most ``limit`` after the key ``after``, and how many match."""
     condition, params = _filters(host, reason, reason_column="why")
     matching = _matching(status, condition)
-    total = md._scan(f"SELECT count(*) FROM ({matching})", params)[0][0]
+    total = md._scan(f"SELECT count(*) FROM ({matching}) AS matching", params)[0][0]
     order = f"p.{PAGE_STATUSES[status].order}"
-    keyset = "1"
+    keyset = "1 = 1"
     if after is not None:  # rows after (time, id) in "time DESC NULLS LAST, id" order
         keyset = (
             f"({order} IS NULL AND p.id > :after_id)"
@@ -133,7 +134,7 @@ def page_urls(
         "p.last_access, p.content_type, p.size, p.redirect_to, t.url "
         f"FROM ({matching}) p LEFT JOIN pages t ON t.id = p.redirect_to WHERE {keyset} "
         f"ORDER BY {order} DESC NULLS LAST, p.id LIMIT :limit",
-        {**params, "limit": -1 if limit is None else limit},
+        {**params, "limit": NO_LIMIT if limit is None else limit},
     )
     names = [
         "url_id",
@@ -172,14 +173,14 @@ def rejected_urls(
     """
     condition, params = _filters(host, reason)
     matching = f"SELECT * FROM rejected WHERE {condition}"
-    total = md._scan(f"SELECT count(*) FROM ({matching})", params)[0][0]
+    total = md._scan(f"SELECT count(*) FROM ({matching}) AS matching", params)[0][0]
     rows = md._scan(
         "SELECT r.url, r.reason, r.at, r.referrer, p.url, r.seq "
         f"FROM ({matching}) r LEFT JOIN pages p ON p.id = r.referrer "
         "WHERE r.seq < :after ORDER BY r.seq DESC LIMIT :limit",
         {
             **params,
-            "limit": -1 if limit is None else limit,
+            "limit": NO_LIMIT if limit is None else limit,
             "after": 2**63 - 1 if after is None else after,
         },
     )
@@ -197,9 +198,9 @@ def reason_counts(
         matching = f"SELECT reason FROM rejected WHERE {condition}"
     else:
         condition, params = _filters(host, reason, reason_column="why")
-        matching = f"SELECT why AS reason FROM ({_matching(status, condition)})"
+        matching = f"SELECT why AS reason FROM ({_matching(status, condition)}) AS matching"
     rows = md._scan(
-        f"SELECT {GROUP_SQL} AS grp, count(*) AS n, max(reason) FROM ({matching}) "
+        f"SELECT {GROUP_SQL} AS grp, count(*) AS n, max(reason) FROM ({matching}) AS reasons "
         "GROUP BY grp ORDER BY n DESC, grp",
         params,
     )
@@ -288,12 +289,15 @@ def host_stats(md: Metadata, host: str | None = None) -> dict[str, dict[str, Any
     return {row[0]: dict(zip(names, row, strict=True)) for row in rows}
 
 
+# Counts as "count(*) FILTER (WHERE ...)" and subqueries named: the SQL both engines take.
 _HOST_FIGURES = f"""
-SELECT host, count(*), sum(type IN {_READ_TYPES}), sum(type = 'UNKNOWN' AND last_access IS NULL),
+SELECT host, count(*), count(*) FILTER (WHERE type IN {_READ_TYPES}),
+  count(*) FILTER (WHERE type = 'UNKNOWN' AND last_access IS NULL),
   coalesce(sum(CASE WHEN type IN {_READ_TYPES} THEN size END), 0),
-  sum(type IN ('ERROR', 'DEAD') AND reason LIKE 'robots.txt%'),
-  sum(type = 'ERROR'), sum(type = 'DEAD'), max(last_access)
-FROM (SELECT {HOST_SQL} AS host, * FROM pages) WHERE {{condition}} GROUP BY host
+  count(*) FILTER (WHERE type IN ('ERROR', 'DEAD') AND reason LIKE 'robots.txt%'),
+  count(*) FILTER (WHERE type = 'ERROR'), count(*) FILTER (WHERE type = 'DEAD'),
+  max(last_access)
+FROM (SELECT {HOST_SQL} AS host, * FROM pages) AS hosted WHERE {{condition}} GROUP BY host
 """
 _HOST_FIGURE_NAMES = [
     "host",
@@ -317,10 +321,14 @@ HOST_FIELDS = (
     "stats_written",
 )
 """The fields of a host's report, in order (``xyleme hosts --json``, ``/api/hosts``)."""
+# Each host's latest failed page: the first of its failures by last access, newest first.
 _LAST_ERRORS = f"""
-SELECT host, url, status, reason, max(last_access)
-FROM (SELECT {HOST_SQL} AS host, * FROM pages)
-WHERE type IN ('ERROR', 'DEAD') AND {{condition}} GROUP BY host
+SELECT host, url, status, reason, last_access FROM (
+  SELECT host, url, status, reason, last_access,
+    row_number() OVER (PARTITION BY host ORDER BY last_access DESC NULLS LAST, id DESC) AS nth
+  FROM (SELECT {HOST_SQL} AS host, * FROM pages) AS hosted
+  WHERE type IN ('ERROR', 'DEAD') AND {{condition}}) AS failures
+WHERE nth = 1
 """
 
 

@@ -18,6 +18,8 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``host_stats`` — the crawler's per-host facts (delay, queue, robots.txt) at its last
   checkpoint, for ``xyleme hosts`` (version 3).
 * ``host_fetches`` — the fetches of each host by status, summed over every run (version 4).
+* ``pages.host_hash``, ``claimed_by``, ``claimed_until`` — the host-hash parts and the
+  leases of several crawl workers (version 5).
 * ``meta`` — the application marker and the schema version.
 
 The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
@@ -33,10 +35,10 @@ runs either list, so a new database and an old migrated one go through the same 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from metadata.dialect import SQLITE, Connection, Dialect
 from metadata.errors import NotARepository, SchemaTooNew
 
 APPLICATION = "xyleme-metadata"
@@ -44,10 +46,10 @@ APPLICATION = "xyleme-metadata"
 VERSIONS_APPLICATION = "xyleme-versions"
 """The version store's marker (``documents/versions.db``)."""
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Connection], None]
 
 
-def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
+def add_robots_and_canonical(conn: Connection) -> None:
     """Version 2: an HTML page's robots meta directives and its ``rel=canonical`` target.
 
     ``pages.robots`` holds the directives the crawler honours, sorted and comma-joined
@@ -58,36 +60,38 @@ def add_robots_and_canonical(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE pages ADD COLUMN canonical_to INTEGER")
 
 
-def add_host_stats(conn: sqlite3.Connection) -> None:
+def add_host_stats(conn: Connection) -> None:
     """Version 3: ``host_stats``, one row per host (``scheme://host[:port]``) holding what
     only the running crawler knows, as of its last checkpoint: the delay in force, the queue,
     robots.txt's state, the pages scouted against the host budget.
 
     ``written`` is the real (wall-clock) time of the snapshot, so a reader says how old each
     figure is; ``at`` the simulated time. A host the crawler forgot keeps its last row.
+    (Released with REAL and INTEGER: PostgreSQL's REAL is 4 bytes, so the types are now
+    written as both engines read them alike; SQLite's affinities are the same.)
     """
     conn.execute(
         """
         CREATE TABLE host_stats (
           host TEXT PRIMARY KEY,
-          written REAL NOT NULL,
-          at REAL NOT NULL,
-          delay REAL,
-          queued INTEGER,
-          in_flight INTEGER,
-          backoff REAL,
+          written DOUBLE PRECISION NOT NULL,
+          at DOUBLE PRECISION NOT NULL,
+          delay DOUBLE PRECISION,
+          queued BIGINT,
+          in_flight BIGINT,
+          backoff DOUBLE PRECISION,
           robots TEXT,
           robots_note TEXT,
-          robots_age REAL,
-          crawl_delay REAL,
-          scouted INTEGER,
-          budget INTEGER
+          robots_age DOUBLE PRECISION,
+          crawl_delay DOUBLE PRECISION,
+          scouted BIGINT,
+          budget BIGINT
         )
         """
     )
 
 
-def add_host_fetches(conn: sqlite3.Connection) -> None:
+def add_host_fetches(conn: Connection) -> None:
     """Version 4: ``host_fetches``, how many fetches each host (``scheme://host[:port]``)
     answered with each status, over every run: one row per host and crawl-log status (an
     HTTP status, or a negative code for a fetch without response: docs/archive.md).
@@ -102,14 +106,38 @@ def add_host_fetches(conn: sqlite3.Connection) -> None:
         CREATE TABLE host_fetches (
           host TEXT NOT NULL,
           status INTEGER NOT NULL,
-          fetches INTEGER NOT NULL,
+          fetches BIGINT NOT NULL,
           PRIMARY KEY (host, status)
         )
         """
     )
 
 
-MIGRATIONS: list[Migration] = [add_robots_and_canonical, add_host_stats, add_host_fetches]
+def add_claims(conn: Connection) -> None:
+    """Version 5: what several crawl workers over one store need (issue 20,
+    :mod:`metadata.claims`): ``pages.host_hash``, the stable hash of the page's host (worker
+    I of N owns the hosts whose hash is I modulo N), filled in for the pages there are, and
+    the claim a worker holds on a page (``claimed_by``, ``claimed_until``: wall-clock end
+    of its lease). No index on the hash: a part is ``host_hash % N``, which no index on the
+    column serves, and each index costs every new URL's insert (~30% for this one)."""
+    from conventions import host_hash  # the host rule, at the bottom of the import graph
+
+    conn.execute("ALTER TABLE pages ADD COLUMN host_hash BIGINT")
+    conn.execute("ALTER TABLE pages ADD COLUMN claimed_by TEXT")
+    conn.execute("ALTER TABLE pages ADD COLUMN claimed_until DOUBLE PRECISION")
+    pages = conn.execute("SELECT id, url FROM pages").fetchall()
+    conn.executemany(
+        "UPDATE pages SET host_hash = ? WHERE id = ?",
+        [(host_hash(url), url_id) for url_id, url in pages],
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    add_robots_and_canonical,
+    add_host_stats,
+    add_host_fetches,
+    add_claims,
+]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""
 
@@ -118,20 +146,21 @@ VERSIONS_SCHEMA = """
 CREATE TABLE documents(url_id INTEGER PRIMARY KEY, url TEXT NOT NULL);
 CREATE TABLE versions(
     url_id INTEGER NOT NULL, version INTEGER NOT NULL, md5 TEXT NOT NULL,
-    fetched_at REAL NOT NULL, size INTEGER NOT NULL, validity TEXT NOT NULL,
-    PRIMARY KEY (url_id, version)) WITHOUT ROWID;
+    fetched_at DOUBLE PRECISION NOT NULL, size BIGINT NOT NULL, validity TEXT NOT NULL,
+    PRIMARY KEY (url_id, version)){without_rowid};
 CREATE TABLE bodies(
-    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body BLOB,
+    url_id INTEGER NOT NULL, md5 TEXT NOT NULL, codec TEXT NOT NULL, body {blob},
     PRIMARY KEY (url_id, md5));
 CREATE TABLE changes(
-    seq INTEGER PRIMARY KEY, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
-    md5 TEXT NOT NULL, at REAL NOT NULL);
+    seq {serial}, url_id INTEGER NOT NULL, version INTEGER NOT NULL,
+    md5 TEXT NOT NULL, at DOUBLE PRECISION NOT NULL);
 CREATE TABLE needs(
     dependency INTEGER NOT NULL, url_id INTEGER NOT NULL,
-    PRIMARY KEY (dependency, url_id)) WITHOUT ROWID;
+    PRIMARY KEY (dependency, url_id)){without_rowid};
 """
 """Version 1 of the version store: the tables the loader kept before the store had a
-``meta`` table (a store without one, holding these tables, is version 1)."""
+``meta`` table (a store without one, holding these tables, is version 1). Written for both
+engines as :data:`SCHEMA` is (released with REAL: the same affinity in SQLite)."""
 
 VERSIONS_TABLES = frozenset({"documents", "versions", "bodies", "changes", "needs"})
 
@@ -144,19 +173,19 @@ def latest_version(migrations: list[Migration] | None = None) -> int:
     return 1 + len(MIGRATIONS if migrations is None else migrations)
 
 
-def prepare_versions(conn: sqlite3.Connection, path: Path) -> None:
+def prepare_versions(conn: Connection, path: Path | str, dialect: Dialect = SQLITE) -> None:
     """Give a version store its version-1 tables and ``meta`` (inside the caller's
     transaction): an empty file gets the tables; a store made before the ``meta`` table
     (its five tables, no marker) is stamped version 1; any other file is refused."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {row[0] for row in conn.execute(dialect.list_tables)}
     if "meta" in tables:
         return
     if not tables:
-        for statement in VERSIONS_SCHEMA.split(";"):  # not executescript: it would COMMIT
+        for statement in dialect.render(VERSIONS_SCHEMA).split(";"):  # executescript COMMITs
             if statement.strip():
                 conn.execute(statement)
     elif not VERSIONS_TABLES.issubset(tables):
-        raise NotARepository(path, "an SQLite database, but not xyleme's version store")
+        raise NotARepository(path, "a database, but not xyleme's version store")
     conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
     conn.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?)",
@@ -164,76 +193,54 @@ def prepare_versions(conn: sqlite3.Connection, path: Path) -> None:
     )
 
 
-def create_schema(conn: sqlite3.Connection) -> None:
-    """Create the version-1 tables on an empty database (no transaction of its own)."""
-    import sqlite_utils  # only a new database needs it: readers of the schema stay light
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE pages (
+  id INTEGER PRIMARY KEY, url TEXT NOT NULL, discovered_at DOUBLE PRECISION,
+  type TEXT NOT NULL DEFAULT 'UNKNOWN', status BIGINT, reason TEXT,
+  first_access DOUBLE PRECISION, last_access DOUBLE PRECISION,
+  last_change DOUBLE PRECISION, last_modified DOUBLE PRECISION, etag TEXT, md5 TEXT,
+  content_type TEXT, size BIGINT, refreshes BIGINT NOT NULL DEFAULT 0,
+  unchanged_accesses BIGINT NOT NULL DEFAULT 0, failures BIGINT NOT NULL DEFAULT 0,
+  importance DOUBLE PRECISION, interest DOUBLE PRECISION, opic_cash DOUBLE PRECISION,
+  opic_importance DOUBLE PRECISION, change_rate DOUBLE PRECISION, change_rate_method TEXT,
+  next_refresh DOUBLE PRECISION, redirect_to BIGINT);
+CREATE UNIQUE INDEX pages_by_url ON pages (url);
+CREATE TABLE links (
+  id INTEGER PRIMARY KEY, children {blob} NOT NULL, extra BIGINT NOT NULL DEFAULT 0,
+  dependencies {blob});
+CREATE TABLE observations (id INTEGER PRIMARY KEY, history {blob} NOT NULL);
+CREATE TABLE load_status (id INTEGER PRIMARY KEY, status TEXT NOT NULL, detail TEXT);
+CREATE TABLE waiting (dependency BIGINT, page BIGINT, PRIMARY KEY (dependency, page));
+CREATE INDEX waiting_by_page ON waiting (page);
+CREATE TABLE rejected (
+  seq {serial}, url TEXT NOT NULL, reason TEXT NOT NULL, referrer BIGINT,
+  at DOUBLE PRECISION);
+CREATE TABLE state (key TEXT PRIMARY KEY, value {blob} NOT NULL)
+"""
+"""Version 1 of the metadata schema, in the SQL both engines take (``{blob}`` and
+``{serial}`` are the engine's, :class:`~metadata.dialect.Dialect`). The types are
+PostgreSQL's; SQLite gives ``DOUBLE PRECISION`` and ``BIGINT`` the affinities REAL and
+INTEGER, and ``INTEGER PRIMARY KEY`` stays its rowid."""
 
-    db = sqlite_utils.Database(conn)
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["pages"].create(
-        {
-            "id": int,
-            "url": str,
-            "discovered_at": float,
-            "type": str,
-            "status": int,
-            "reason": str,
-            "first_access": float,
-            "last_access": float,
-            "last_change": float,
-            "last_modified": float,
-            "etag": str,
-            "md5": str,
-            "content_type": str,
-            "size": int,
-            "refreshes": int,
-            "unchanged_accesses": int,
-            "failures": int,
-            "importance": float,
-            "interest": float,
-            "opic_cash": float,
-            "opic_importance": float,
-            "change_rate": float,
-            "change_rate_method": str,
-            "next_refresh": float,
-            "redirect_to": int,
-        },
-        pk="id",
-        not_null={"url", "type", "refreshes", "unchanged_accesses", "failures"},
-        defaults={"type": "UNKNOWN", "refreshes": 0, "unchanged_accesses": 0, "failures": 0},
-    )
-    db["pages"].create_index(["url"], index_name="pages_by_url", unique=True)
-    db["links"].create(
-        {"id": int, "children": bytes, "extra": int, "dependencies": bytes},
-        pk="id",
-        not_null={"children", "extra"},
-        defaults={"extra": 0},
-    )
-    db["observations"].create({"id": int, "history": bytes}, pk="id", not_null={"history"})
-    db["load_status"].create(
-        {"id": int, "status": str, "detail": str}, pk="id", not_null={"status"}
-    )
-    db["waiting"].create({"dependency": int, "page": int}, pk=("dependency", "page"))
-    db["waiting"].create_index(["page"], index_name="waiting_by_page")
-    db["rejected"].create(
-        {"seq": int, "url": str, "reason": str, "referrer": int, "at": float},
-        pk="seq",
-        not_null={"url", "reason"},
-    )
-    db["state"].create({"key": str, "value": bytes}, pk="key", not_null={"value"})
+
+def create_schema(conn: Connection, dialect: Dialect = SQLITE) -> None:
+    """Create the version-1 tables on an empty database (no transaction of its own)."""
+    for statement in [*dialect.render(SCHEMA).split(";"), *dialect.functions]:
+        conn.execute(statement)
     conn.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?)",
         [("application", APPLICATION), ("schema_version", "1")],
     )
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    """The version recorded in ``meta`` (raises ``sqlite3`` errors on a foreign file)."""
+def schema_version(conn: Connection) -> int:
+    """The version recorded in ``meta`` (raises the engine's error on a foreign database)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return int(row[0])
 
 
-def migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration] | None = None) -> int:
+def migrate(conn: Connection, path: Path, migrations: list[Migration] | None = None) -> int:
     """Bring the schema to :func:`latest_version` inside the caller's transaction, with
     ``migrations`` (:data:`MIGRATIONS`, or :data:`VERSIONS_MIGRATIONS` for the version store).
 

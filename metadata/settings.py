@@ -10,6 +10,7 @@ from pydantic.dataclasses import dataclass
 from conventions import SETTINGS
 
 SynchronousMode = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+BodyPlace = Literal["rows", "files"]
 
 
 @dataclass(frozen=True, slots=True, config=SETTINGS)
@@ -26,3 +27,20 @@ class MetadataSettings:
     """SQLite synchronous: NORMAL survives a killed process, FULL also a power cut"""
     cache_mb: Annotated[int, Field(ge=1, le=65_536)] = 64
     """SQLite page cache per connection, in MiB"""
+    pool_size: Annotated[int, Field(ge=2, le=100)] = 4
+    """PostgreSQL: connections the store's pool keeps at most (a writer, a scanner, exports)"""
+
+
+@dataclass(frozen=True, slots=True, config=SETTINGS)
+class StoreSettings:
+    """Where the repository's metadata lives (``[store]`` in ``xyleme.toml``)."""
+
+    url: Annotated[str, Field(max_length=4096, pattern=r"^$|^(sqlite|postgresql|postgres)://")] = ""
+    """the metadata store: empty for metadata.db in the repository (SQLite), or
+    postgresql://user@host:port/dbname (set by `xyleme init --db`)"""
+    bodies: BodyPlace = "rows"
+    """where the XML version bodies go: rows of the version store (zstd, in PostgreSQL when
+    url names one), or files addressed by URL-Id and MD5 under bodies_path"""
+    bodies_path: Annotated[str, Field(max_length=4096)] = ""
+    """files: the folder of the bodies, one path every worker mounts (default
+    documents/bodies in the repository)"""

@@ -46,7 +46,7 @@ class NamedState(Store):
         """The latest simulated time the repository recorded (a read or failed fetch, a
         discovery, a refusal), None when empty: a clock resumes from it after a crash, since
         the clock's own checkpoint may be older than what was committed after it."""
-        with self._scan_lock, translated(self.path):
+        with self._scan_lock, translated(self.name):
             return latest_time(self._scan_connection())
 
     def repository_clock(

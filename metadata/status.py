@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import repeat
 
+from metadata.dialect import upsert_sql
 from metadata.store import LOOKUP_CHUNK, Store, chunked, marks, require_page, require_pages
 from metadata.types import LoadStatus
 
-_UPSERT_STATUS = """
-INSERT INTO load_status(id, status, detail) VALUES (?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET status = excluded.status, detail = excluded.detail
-"""
+_COLUMNS = ("id", "status", "detail")
 
 
 class LoadStatuses(Store):
@@ -32,11 +30,12 @@ class LoadStatuses(Store):
         waiting = list(dict.fromkeys(int(dependency) for dependency in waiting_for))
         with self._write() as conn:
             require_page(conn, url_id)
-            conn.execute(_UPSERT_STATUS, (url_id, LoadStatus(status).value, detail))
+            conn.execute(
+                upsert_sql("load_status", _COLUMNS), (url_id, LoadStatus(status).value, detail)
+            )
             conn.execute("DELETE FROM waiting WHERE page = ?", (url_id,))
-            conn.executemany(
-                "INSERT INTO waiting(dependency, page) VALUES (?, ?)",
-                zip(waiting, repeat(url_id)),
+            self.dialect.insert_many(
+                conn, "waiting", ("dependency", "page"), zip(waiting, repeat(url_id))
             )
 
     def set_status_many(self, rows: Iterable[tuple[int, LoadStatus, str | None]]) -> None:
@@ -48,7 +47,7 @@ class LoadStatuses(Store):
         ]
         with self._write() as conn:
             require_pages(conn, [row[0] for row in values])
-            conn.executemany(_UPSERT_STATUS, values)
+            self.dialect.upsert_many(conn, "load_status", _COLUMNS, values)
             conn.executemany("DELETE FROM waiting WHERE page = ?", [(row[0],) for row in values])
 
     def status(self, url_id: int) -> tuple[LoadStatus, str | None] | None:

@@ -1,29 +1,29 @@
 """The metadata store's core: its connections, its transactions and its locks.
 
 Every subject of the store (:mod:`metadata.page_ids`, :mod:`metadata.fetches`,
-:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`)
-is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata` composes them. Writes
-run in explicit ``BEGIN IMMEDIATE`` transactions, one per API call (a fetch result's page
-record, links and observation commit together or not at all); the database is in WAL mode so
-readers — the CLI, a second process — work while the daemon writes. Hot paths (id assignment,
-fetch results, link replacement) are ``executemany`` on the sqlite-utils connection.
+:mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`,
+:mod:`metadata.claims`) is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata`
+composes them. Writes run in explicit transactions, one per API call (a fetch result's page
+record, links and observation commit together or not at all), begun as the engine's
+:class:`~metadata.dialect.Dialect` says (SQLite's ``BEGIN IMMEDIATE``); readers — the CLI,
+a second process — work while the daemon writes (SQLite's WAL, PostgreSQL's MVCC). Hot
+paths (id assignment, fetch results, link replacement) are batched: ``executemany``, or
+``COPY`` on PostgreSQL.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
-from urllib.parse import quote
-
-import sqlite_utils
 
 from metadata import schema
 from metadata.clock import Clock
-from metadata.errors import MetadataError, NotARepository, UnknownPage, translated
+from metadata.dialect import Connection
+from metadata.engines import Engine
+from metadata.errors import MetadataError, NotARepository, StoreError, UnknownPage, translated
 from metadata.settings import MetadataSettings
 
 LOOKUP_CHUNK = 900  # URLs per "WHERE url IN (...)" probe
@@ -37,32 +37,39 @@ class Store:
 
     def __init__(
         self,
-        db: sqlite_utils.Database,
-        path: Path,
+        engine: Engine,
         *,
         readonly: bool,
         clock: Clock,
         settings: MetadataSettings,
     ) -> None:
-        self._conn = db.conn  # the hot paths run executemany on sqlite-utils' connection
-        self.path = path
+        self._engine = engine
+        self.dialect = engine.dialect
+        target = engine.target
+        self.name = target.name  # what errors call the store (a URL without its password)
+        self.path: Path | str = target.path or target.place or target.name
+        """the SQLite file, or where one would be (``REPO/metadata.db``: caches such as the
+        crawler's seen-URL table go beside it), or a PostgreSQL store named by URL alone"""
         self.readonly = readonly
         self.clock = clock
         self.settings = settings
         self._lock = threading.RLock()
+        with translated(self.name):
+            self._conn = engine.connect()  # the writer: every call but the scans
         self._open_transactions = 0  # > 0 inside transaction(): writes join the outer one
-        self._scanner: sqlite3.Connection | None = None  # opened by the first _scan
+        self._scanner: Connection | None = None  # opened by the first _scan
         self._scan_lock = threading.RLock()  # held for a whole snapshot() by its thread
         self._committed: list[Callable[[], None]] = []  # run after the transaction commits
 
     def close(self) -> None:
         """Close the connections (committed data is already safe)."""
         with self._lock:
-            self._conn.close()
+            self._engine.release(self._conn)
         with self._scan_lock:
             if self._scanner is not None:
-                self._scanner.close()
+                self._engine.release(self._scanner)
                 self._scanner = None
+        self._engine.close()
 
     def __enter__(self) -> Self:
         return self
@@ -71,7 +78,7 @@ class Store:
         self.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         """One write transaction: all of the block commits, or none of it.
 
         Inside :meth:`transaction` the block joins the outer transaction instead. The
@@ -79,12 +86,12 @@ class Store:
         transaction has committed. Database errors leave as :class:`StoreError`.
         """
         if self.readonly:
-            raise MetadataError(f"{self.path}: opened read-only, cannot write")
-        with self._lock, translated(self.path):
+            raise MetadataError(f"{self.name}: opened read-only, cannot write")
+        with self._lock, translated(self.name):
             if self._open_transactions:
                 yield self._conn
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(self.dialect.begin_write)
             self._open_transactions += 1
             self._committed = []
             try:
@@ -128,12 +135,12 @@ class Store:
 
     def _one(self, sql: str, params: Sequence[object] = ()) -> tuple | None:
         """The first row of a one-statement query, or None."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return self._conn.execute(sql, params).fetchone()
 
     def _all(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Every row of a one-statement query."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return self._conn.execute(sql, params).fetchall()
 
     def _scan(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
@@ -143,14 +150,27 @@ class Store:
         would hold the writers (the crawler's, on the daemon's event loop) for all that time.
         In WAL mode the scan reads the last committed snapshot while they go on.
         """
-        with self._scan_lock, translated(self.path):
-            return self._scan_connection().execute(sql, params).fetchall()
+        with self._scan_lock, translated(self.name):
+            return self._engine.scan(self._scan_connection(), sql, params)
 
-    def _scan_connection(self) -> sqlite3.Connection:
+    def _scan_connection(self) -> Connection:
         """The scans' own read-only connection, opened on first use (hold ``_scan_lock``)."""
         if self._scanner is None:
-            self._scanner = connect(self.path, readonly=True, settings=self.settings)
+            self._scanner = self._engine.connect(reader=True)
         return self._scanner
+
+    @contextmanager
+    def _reader(self) -> Iterator[Connection]:
+        """A connection of its own in one read transaction (a long export's snapshot)."""
+        with translated(self.name):
+            conn = self._engine.connect(reader=True)
+            try:
+                conn.execute(self.dialect.begin_snapshot)
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                rollback(conn)
+                self._engine.release(conn)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -169,64 +189,48 @@ class Store:
         ...     len(md.refresh_view()["id"]), len(md.observation_history()["id"])
         (0, 0)
         """
-        with self._scan_lock, translated(self.path):
+        with self._scan_lock, translated(self.name):
             scanner = self._scan_connection()
             if scanner.in_transaction:  # an outer snapshot() of this thread
                 yield
                 return
-            scanner.execute("BEGIN")
+            scanner.execute(self.dialect.begin_snapshot)
             try:
                 yield
             finally:
                 scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[Connection]:
         """A consistent snapshot for a read that takes several statements."""
-        with self._lock, translated(self.path):
-            self._conn.execute("BEGIN")
+        with self._lock, translated(self.name):
+            self._conn.execute(self.dialect.begin_snapshot)
             try:
                 yield self._conn
             finally:
                 self._conn.execute("COMMIT")
 
 
-def connect(path: Path, *, readonly: bool, settings: MetadataSettings) -> sqlite3.Connection:
-    """A connection in autocommit mode (we issue BEGIN ourselves) with our pragmas."""
-    if readonly:
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-    else:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout * 1000)}")
-        conn.execute(f"PRAGMA cache_size = {-1024 * settings.cache_mb}")
-        conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
-    except sqlite3.DatabaseError as error:
-        conn.close()
-        raise NotARepository(path, f"not an SQLite database, or corrupt ({error})") from None
-    return conn
-
-
-def rollback(conn: sqlite3.Connection) -> None:
+def rollback(conn: Connection) -> None:
     """End a failed transaction, unless SQLite already rolled it back (it does on a full
     disk or an I/O error: a second ROLLBACK would hide that error behind its own)."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")
 
 
-def check_application(db: sqlite_utils.Database, path: Path) -> None:
-    """Refuse any SQLite file that is not a xyleme metadata database."""
-    if "meta" in db.table_names():
-        row = db.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-        if row is not None and row[0] == schema.APPLICATION:
-            return
-    raise NotARepository(path, "an SQLite database, but not xyleme's")
+def check_application(conn: Connection, name: str | Path) -> None:
+    """Refuse any database that is not a xyleme metadata database."""
+    try:
+        with translated(name):
+            row = conn.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+    except StoreError:  # no meta table, in either engine's words: not ours
+        rollback(conn)
+        row = None
+    if row is None or row[0] != schema.APPLICATION:
+        raise NotARepository(name, "a database, but not xyleme's metadata")
 
 
-def lookup_pages(conn: sqlite3.Connection, ids: list[int], columns: str) -> list[tuple]:
+def lookup_pages(conn: Connection, ids: list[int], columns: str) -> list[tuple]:
     """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
     rows: list[tuple] = []
     for chunk in chunked(list(dict.fromkeys(ids)), LOOKUP_CHUNK):
@@ -236,12 +240,12 @@ def lookup_pages(conn: sqlite3.Connection, ids: list[int], columns: str) -> list
     return rows
 
 
-def require_page(conn: sqlite3.Connection, url_id: int) -> None:
+def require_page(conn: Connection, url_id: int) -> None:
     if conn.execute("SELECT 1 FROM pages WHERE id = ?", (url_id,)).fetchone() is None:
         raise UnknownPage(url_id)
 
 
-def require_pages(conn: sqlite3.Connection, url_ids: list[int]) -> None:
+def require_pages(conn: Connection, url_ids: list[int]) -> None:
     """Raise :class:`UnknownPage` for the first of ``url_ids`` that has no page."""
     wanted = list(dict.fromkeys(url_ids))
     known = {row[0] for row in lookup_pages(conn, wanted, "id")}
@@ -250,7 +254,7 @@ def require_pages(conn: sqlite3.Connection, url_ids: list[int]) -> None:
             raise UnknownPage(url_id)
 
 
-def max_id(conn: sqlite3.Connection) -> int:
+def max_id(conn: Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM pages").fetchone()[0]
 
 

@@ -12,6 +12,11 @@ database, ``DIR/documents/versions.db`` (WAL mode; its schema and migrations are
     changes(seq, url_id, version, md5, at)               one row per stored version
     needs(dependency, url_id)                            the DTDs, entities, schemas used
 
+When the repository's metadata is in PostgreSQL (``[store] url``) the same tables live in
+that database's ``xyleme_versions`` schema, and ``[store] bodies = "files"`` keeps every
+body in a file (under ``[store] bodies_path``, a folder every worker mounts) rather than in
+a row.
+
 A body is kept once per document and content (``(url_id, md5)``): an unchanged refresh
 stores nothing, and a document that goes back to an earlier content shares that body.
 Small bodies are compressed with zstd in their row; a body over ``file_threshold_bytes``
@@ -37,6 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from metadata import schema
+from metadata.dialect import SQLITE, Connection
+from metadata.engines import Engine, configured_store, target_of
 from metadata.errors import (
     DocumentNotFound,
     NotARepository,
@@ -45,6 +52,7 @@ from metadata.errors import (
     VersionNotFound,
     translated,
 )
+from metadata.settings import MetadataSettings
 from metadata.store import rollback
 from metadata.version_records import Change, NewVersion, StoredDocument, Validity, VersionInfo
 
@@ -59,6 +67,7 @@ _COPY_CHUNK = 1 << 20
 _IN_CHUNK = 500  # ids per "WHERE url_id IN (...)" probe
 DOCUMENTS_PAGE = 500
 """Documents :meth:`VersionStore.documents` lists per query (a keyset page)."""
+_NAMESPACE = "xyleme_versions"  # the version store's PostgreSQL schema
 
 
 def _version_info(row: tuple) -> VersionInfo:
@@ -91,6 +100,11 @@ class VersionStore:
         Bodies larger than this are kept in files of their own, copied in chunks.
     compress
         Compress the bodies kept in the database (zstd).
+    store_url
+        A PostgreSQL store to keep the versions in (its ``xyleme_versions`` schema); by
+        default the repository's ``[store] url`` when it names one, else ``versions.db``.
+        The repository's ``[store] bodies = "files"`` puts every body in a file, under
+        ``[store] bodies_path`` when set (a folder every worker mounts).
     """
 
     def __init__(
@@ -100,6 +114,7 @@ class VersionStore:
         *,
         file_threshold_bytes: int = 8 << 20,
         compress: bool = True,
+        store_url: str | None = None,
     ) -> None:
         if versions_kept < 1:
             raise ValueError("a repository keeps at least one version per document")
@@ -108,16 +123,28 @@ class VersionStore:
         self.file_threshold_bytes = file_threshold_bytes
         self.compress = compress
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.path = self.folder / "versions.db"
+        configured = configured_store(self.folder.parent)
+        store_url = store_url or configured.get("url") or None
+        self.bodies_folder = Path(configured.get("bodies_path") or self.folder / "bodies")
+        if configured.get("bodies") == "files":  # every body in a file of its own
+            self.file_threshold_bytes = -1
+        self._target = target_of(store_url) if store_url else None
+        if self._target is not None and self._target.path is not None:
+            self._target = None  # an SQLite metadata store: the versions stay in their file
+        self._dialect = SQLITE if self._target is None else self._target.dialect
+        self.path: Path | str = (
+            self.folder / "versions.db" if self._target is None else self._target.name
+        )
         self._lock = threading.RLock()  # loader worker threads share the connection
-        self._conn: sqlite3.Connection | None = None
+        self._engine: Engine | None = None
+        self._conn: Connection | None = None
         # one compressor, used under the lock: a new zstd context per body costs ~10 us
         self._compressor = zstd.ZstdCompressor(_ZSTD_LEVEL)
 
     # -- the database ---------------------------------------------------------------------
 
     @contextmanager
-    def _database(self) -> Iterator[sqlite3.Connection]:
+    def _database(self) -> Iterator[Connection]:
         """The connection (opened on first use), with database damage as a named error."""
         with self._lock, translated(self.path):
             try:
@@ -129,16 +156,13 @@ class VersionStore:
                     raise StoreFull(self.path, f"disk full ({error})") from error
                 raise RepositoryCorrupt(self.path, f"unreadable version store ({error})") from None
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> Connection:
         """Open the store, creating or migrating its schema (:mod:`metadata.schema`)."""
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn = self._open()
         try:
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses no commit order
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self._dialect.begin_write)
             try:
-                schema.prepare_versions(conn, self.path)
+                schema.prepare_versions(conn, self.path, self._dialect)
                 marker = conn.execute("SELECT value FROM meta WHERE key = 'application'")
                 if marker.fetchone() != (schema.VERSIONS_APPLICATION,):
                     raise NotARepository(self.path, "an SQLite database, but not a version store")
@@ -148,19 +172,43 @@ class VersionStore:
                 raise
             conn.execute("COMMIT")
         except BaseException:
-            conn.close()
+            self._release(conn)
             raise
         return conn
+
+    def _open(self) -> Connection:
+        """A connection to the versions file, or to the PostgreSQL store's ``xyleme_versions``
+        schema (the metadata's database: one server for a crawl, its own ``meta``)."""
+        if self._target is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses no commit order
+            return conn
+        self._engine = Engine(
+            self._target, readonly=False, settings=MetadataSettings(), namespace=_NAMESPACE
+        )
+        conn = self._engine.connect()
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_NAMESPACE}")
+        return conn
+
+    def _release(self, conn: Connection) -> None:
+        if self._engine is None:
+            conn.close()  # type: ignore[attr-defined]
+            return
+        self._engine.release(conn)
+        self._engine.close()
+        self._engine = None
 
     def close(self) -> None:
         """Close the database (reopened on the next use)."""
         with self._lock:
             if self._conn is not None:
-                self._conn.close()
+                self._release(self._conn)
                 self._conn = None
 
     def _body_file(self, url_id: int, md5: str) -> Path:
-        return self.folder / "bodies" / f"{url_id // 1000:06d}" / f"{url_id}.{md5}.xml"
+        return self.bodies_folder / f"{url_id // 1000:06d}" / f"{url_id}.{md5}.xml"
 
     # -- reading ------------------------------------------------------------------------
 
@@ -195,9 +243,11 @@ class VersionStore:
         with self._database() as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
-                rows = conn.execute(  # SQLite takes the bare columns from the max(version) row
-                    f"SELECT url_id, max(version), md5, fetched_at, size, validity FROM versions "
-                    f"WHERE url_id IN ({', '.join('?' * len(chunk))}) GROUP BY url_id",
+                rows = conn.execute(
+                    f"SELECT v.url_id, v.{_VERSION_COLUMNS.replace(', ', ', v.')} "
+                    "FROM versions v JOIN (SELECT url_id, max(version) AS top FROM versions "
+                    f"WHERE url_id IN ({', '.join('?' * len(chunk))}) GROUP BY url_id) AS t "
+                    "ON v.url_id = t.url_id AND v.version = t.top",
                     chunk,
                 )
                 found.update((row[0], _version_info(row[1:])) for row in rows)
@@ -319,7 +369,7 @@ class VersionStore:
         infos: list[VersionInfo] = []
         dropped_files: list[tuple[int, str]] = []
         with self._database() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self._dialect.begin_write)
             try:
                 infos = self._add_all(conn, new_versions, dropped_files)
             except BaseException:
@@ -335,7 +385,7 @@ class VersionStore:
 
     def _add_all(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         new_versions: Sequence[NewVersion],
         dropped: list[tuple[int, str]],
     ) -> list[VersionInfo]:
@@ -356,7 +406,9 @@ class VersionStore:
             infos.append(VersionInfo(number, md5, new.fetched_at, size, new.validity))
             previous.append((number, md5))
         conn.executemany(
-            "INSERT OR REPLACE INTO bodies(url_id, md5, codec, body) VALUES (?, ?, ?, ?)", bodies
+            "INSERT INTO bodies(url_id, md5, codec, body) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(url_id, md5) DO UPDATE SET codec = excluded.codec, body = excluded.body",
+            bodies,
         )
         conn.executemany(
             f"INSERT INTO versions(url_id, {_VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
@@ -372,14 +424,16 @@ class VersionStore:
         )
         # kept when a later version no longer uses it: a refresh of it then checks the
         # document again for nothing, rather than every store deleting rows
-        conn.executemany("INSERT OR IGNORE INTO needs(dependency, url_id) VALUES (?, ?)", needs)
+        conn.executemany(
+            "INSERT INTO needs(dependency, url_id) VALUES (?, ?) ON CONFLICT DO NOTHING", needs
+        )
         for url_id, kept in kept_before.items():
             if len(kept) > self.versions_kept:
                 self._prune(conn, url_id, kept, dropped)
         return infos
 
     def _kept_versions(
-        self, conn: sqlite3.Connection, url_ids: list[int]
+        self, conn: Connection, url_ids: list[int]
     ) -> dict[int, list[tuple[int, str]]]:
         """The ``(version, md5)`` kept of each document, oldest first (one query per 500)."""
         kept: dict[int, list[tuple[int, str]]] = {}
@@ -397,7 +451,7 @@ class VersionStore:
 
     def _prune(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         url_id: int,
         versions: list[tuple[int, str]],
         dropped: list[tuple[int, str]],

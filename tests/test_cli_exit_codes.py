@@ -57,6 +57,7 @@ CASES: dict[tuple[str, ...], Case] = {
     ("hosts",): Case([], ["nowhere.test"], ["--limit", "-1"]),
     ("init",): Case(["{new}"], ["{repo}"], ["{xml}"]),
     ("liverank",): Case([], [], ["--strategy", "x"], missing=True),
+    ("migrate",): Case([], [], ["extra"], missing=True),
     ("load",): Case(["http://a.test/e.xml", "{xml}"], None, [DOC, "{missing}/x.xml"], "0 or 2"),
     ("opic",): Case([], [], ["--limit", "-1"], missing=True),
     ("page",): Case(["1"], ["999"], ["99999999999999999999"]),

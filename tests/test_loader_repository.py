@@ -22,8 +22,10 @@ URL = "http://xml.test/prices.xml"
 
 
 @pytest.fixture
-def repository(tmp_path):
-    return VersionStore(tmp_path / "documents", versions_kept=3)
+def repository(tmp_path, store_url):
+    """The version store in its file, then in the PostgreSQL store's database."""
+    postgres = store_url if store_url.startswith("postgresql:") else None
+    return VersionStore(tmp_path / "documents", versions_kept=3, store_url=postgres)
 
 
 def store(repository, body: bytes, at: float, url_id: int = 7):

@@ -30,8 +30,8 @@ def clock():
 
 
 @pytest.fixture
-def md(tmp_path, clock):
-    with Metadata.create(tmp_path / "metadata.db", clock=clock) as metadata:
+def md(store_url, clock):
+    with Metadata.create(store_url, clock=clock) as metadata:
         yield metadata
 
 
@@ -111,9 +111,9 @@ def test_reject_keeps_caller_reasons(md):
     ]
 
 
-def test_rejected_links_table_is_bounded(tmp_path):
+def test_rejected_links_table_is_bounded(store_url):
     settings = MetadataSettings(rejected_limit=5)
-    with Metadata.create(tmp_path / "m.db", settings=settings) as md:
+    with Metadata.create(store_url, settings=settings) as md:
         md.ids_for([f"ftp://example.com/{n}" for n in range(12)])
         kept = md.rejected(limit=100)
     assert [r.url for r in kept] == [f"ftp://example.com/{n}" for n in range(11, 6, -1)]
@@ -289,8 +289,8 @@ def test_a_page_fetched_twice_in_one_batch_ends_as_its_last_fetch_left_it(md):
     assert (md.page(b).page_type, md.page(b).failures) == (PageType.XML, 0)
 
 
-def test_observation_history_is_bounded_oldest_dropped(tmp_path):
-    with Metadata.create(tmp_path / "m.db", settings=MetadataSettings(observation_limit=3)) as md:
+def test_observation_history_is_bounded_oldest_dropped(store_url):
+    with Metadata.create(store_url, settings=MetadataSettings(observation_limit=3)) as md:
         (page,) = md.ids_for(["http://example.com/"])
         md.record_fetches([full_fetch(page, float(t), md5=str(t % 2)) for t in range(1, 8)])
         assert md.observations(page) == [

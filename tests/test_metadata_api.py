@@ -29,6 +29,7 @@ SUBJECTS = [
     api.StatusAPI,
     api.StateAPI,
     api.RanksAPI,
+    api.ClaimsAPI,
 ]
 
 
@@ -62,8 +63,8 @@ def test_the_version_store_and_the_revisit_index_implement_theirs():
     assert_implements(RevisitIndex, api.RevisitsAPI)
 
 
-def test_metadata_is_the_whole_api(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db") as md:
+def test_metadata_is_the_whole_api(tmp_path, store_url):
+    with Metadata.create(store_url) as md:
         assert isinstance(md, api.MetadataAPI)
     assert isinstance(VersionStore(tmp_path / "documents"), api.VersionsAPI)
     assert isinstance(RevisitIndex(tmp_path / "archive"), api.RevisitsAPI)
@@ -84,13 +85,15 @@ def test_a_full_disk_is_store_full(tmp_path):
         assert md.url_of(1) == "http://a.test/"  # nothing lost, still readable
 
 
-def test_a_damaged_database_is_a_store_error_not_sqlite3(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db") as md:
-        md._conn.execute("DROP TABLE state")  # what a damaged file would look like
+def test_a_damaged_database_is_a_store_error_not_the_engines(store_url):
+    import psycopg
+
+    with Metadata.create(store_url) as md:
+        md._conn.execute("DROP TABLE state")  # what a damaged database would look like
         with pytest.raises(StoreError) as caught:
             md.get_state("clock")
-        assert not isinstance(caught.value, sqlite3.Error)
-        assert isinstance(caught.value.__cause__, sqlite3.Error)
+        assert not isinstance(caught.value, sqlite3.Error | psycopg.Error)
+        assert isinstance(caught.value.__cause__, sqlite3.Error | psycopg.Error)
 
 
 def test_a_full_disk_under_the_version_store_is_store_full(tmp_path):
@@ -117,7 +120,11 @@ def test_the_revisit_index_keeps_what_it_committed(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "module", ["metadata.api", "metadata.errors", "metadata.store", "conventions.hosts"]
+    "module",
+    [
+        *("metadata.api", "metadata.errors", "metadata.store", "conventions.hosts"),
+        *("metadata.dialect", "metadata.engines"),
+    ],
 )
 def test_the_docstring_examples_run(module):
     import doctest

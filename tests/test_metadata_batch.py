@@ -8,8 +8,8 @@ from metadata import LoadStatus, ManualClock, Metadata, PageType, UnknownPage
 
 
 @pytest.fixture
-def md(tmp_path):
-    with Metadata.create(tmp_path / "metadata.db", clock=ManualClock(0.0)) as manager:
+def md(store_url):
+    with Metadata.create(store_url, clock=ManualClock(0.0)) as manager:
         yield manager
 
 

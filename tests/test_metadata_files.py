@@ -5,6 +5,7 @@ import sqlite3
 import pytest
 
 from metadata import Metadata, MetadataError, NotARepository, SchemaTooNew, schema
+from tests.stores import columns, raw
 
 
 def test_missing_file_names_it(tmp_path):
@@ -41,14 +42,12 @@ def test_empty_file_is_refused(tmp_path):
 
 
 def set_version(path, version):
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
-    conn.commit()
-    conn.close()
+    with raw(path) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
 
 
-def test_newer_schema_is_refused(tmp_path):
-    path = tmp_path / "metadata.db"
+def test_newer_schema_is_refused(store_url):
+    path = store_url
     Metadata.create(path).close()
     set_version(path, schema.latest_version() + 1)
     with pytest.raises(SchemaTooNew):
@@ -57,8 +56,8 @@ def test_newer_schema_is_refused(tmp_path):
         Metadata.open(path, readonly=True)
 
 
-def test_migrations_run_in_order_on_open(tmp_path, monkeypatch):
-    path = tmp_path / "metadata.db"
+def test_migrations_run_in_order_on_open(store_url, monkeypatch):
+    path = store_url
     with Metadata.create(path) as md:
         md.ids_for(["http://example.com/"])
 
@@ -74,14 +73,13 @@ def test_migrations_run_in_order_on_open(tmp_path, monkeypatch):
         Metadata.open(path, readonly=True)
     with Metadata.open(path) as md:
         assert md.url_of(1) == "http://example.com/"
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT note FROM pages").fetchall() == [("migrated",)]
-    assert schema.schema_version(conn) == released + 2
-    conn.close()
+    with raw(path) as conn:
+        assert conn.execute("SELECT note FROM pages").fetchall() == [("migrated",)]
+        assert schema.schema_version(conn) == released + 2
 
 
-def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
-    path = tmp_path / "metadata.db"
+def test_a_failing_migration_changes_nothing(store_url, monkeypatch):
+    path = store_url
     Metadata.create(path).close()
 
     def add_column(conn):
@@ -94,14 +92,13 @@ def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, add_column, broken])
     with pytest.raises(RuntimeError, match="bug in a migration"):
         Metadata.open(path)
-    conn = sqlite3.connect(path)
-    assert schema.schema_version(conn) == released
-    assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
-    conn.close()
+    with raw(path) as conn:
+        assert schema.schema_version(conn) == released
+        assert "note" not in columns(conn, "pages")
 
 
-def test_readonly_open_refuses_writes(tmp_path):
-    path = tmp_path / "metadata.db"
+def test_readonly_open_refuses_writes(store_url):
+    path = store_url
     Metadata.create(path).close()
     with Metadata.open(path, readonly=True) as md:
         assert md.max_url_id() == 0

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from loader import LoaderSettings
-from metadata import MetadataSettings
+from metadata import MetadataSettings, StoreSettings
 from ranking import RankingSettings
 from ranking.opic import OPICSettings
 from refresh import RefreshSettings
@@ -62,6 +62,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     paths: PathSettings = field(default_factory=PathSettings)
     metadata: MetadataSettings = field(default_factory=MetadataSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     crawler: CrawlerSettings = field(default_factory=CrawlerSettings)
     opic: OPICSettings = field(default_factory=OPICSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hosts": ("hosts", "Per host: pages read, bytes, status codes"),
     "init": ("repository", "Create a repository in DIRECTORY"),
     "liverank": ("liverank", "Print the LiveRank order of the repository's pages"),
+    "migrate": ("repository", "Bring the repository's metadata store to this xyleme's schema"),
     "load": ("loader", "Load a local FILE into the warehouse"),
     "opic": ("opic", "Show OPIC's top pages by estimated importance"),
     "page": ("repository", "Show the full metadata record of URL (or of a URL-Id)"),

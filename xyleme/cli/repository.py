@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from metadata import Metadata, MetadataError, PageRecord
+from metadata import Metadata, MetadataError, PageRecord, migrate_store, target_of
 from xyleme import __version__
 from xyleme.cli import cli, repo_path
-from xyleme.cli.errors import repository_errors
+from xyleme.cli.errors import InputError, repository_errors
 from xyleme.cli.listing import NONE, dash, when
 from xyleme.cli.params import PAGE
 from xyleme.config import Config, as_toml
@@ -19,23 +19,31 @@ from xyleme.config import Config, as_toml
 DATABASE = "metadata.db"
 CONFIG = "xyleme.toml"
 FOLDERS = ("documents", "ranking")
+STORE_SCHEMES = ("postgresql://", "postgres://", "sqlite://")
 
 
-def config_text() -> str:
-    """The ``xyleme.toml`` of a new repository: a header and the commented defaults."""
+def config_text(store_url: str | None = None) -> str:
+    """The ``xyleme.toml`` of a new repository: a header and the commented defaults (but
+    ``[store] url`` when the repository's metadata lives elsewhere: ``init --db``)."""
     header = [
         f"# xyleme repository configuration (made by `xyleme init`, xyleme {__version__}).",
         "# Each setting is shown commented out at its documented default:",
         "# uncomment a line to change it. `xyleme config show` prints the effective values.",
         "",
     ]
-    return "\n".join(header) + as_toml(Config(), commented=True)
+    text = "\n".join(header) + as_toml(Config(), commented=True)
+    if store_url:
+        text = text.replace('\n[store]\n# url = ""', f"\n[store]\nurl = {json.dumps(store_url)}", 1)
+    return text
 
 
-def create_repository(directory: Path, config: str | None = None) -> None:
+def create_repository(
+    directory: Path, config: str | None = None, store_url: str | None = None
+) -> None:
     """Make a repository in ``directory``: config, database, folders.
 
-    ``config`` is the text of ``xyleme.toml`` (default: every setting commented out).
+    ``config`` is the text of ``xyleme.toml`` (default: every setting commented out);
+    ``store_url`` puts the metadata in that store (PostgreSQL) instead of ``metadata.db``.
     Raises :class:`click.ClickException` naming what went wrong (nothing is overwritten).
     """
     for name in (CONFIG, DATABASE):
@@ -45,24 +53,49 @@ def create_repository(directory: Path, config: str | None = None) -> None:
             )
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        Metadata.create(directory / DATABASE).close()
+        Metadata.create(store_url or directory / DATABASE).close()
         for folder in FOLDERS:
             (directory / folder).mkdir(exist_ok=True)
-        (directory / CONFIG).write_text(config or config_text(), encoding="utf-8")
+        (directory / CONFIG).write_text(config or config_text(store_url), encoding="utf-8")
     except (OSError, MetadataError) as error:
         raise click.ClickException(str(error)) from None
 
 
 @cli.command("init")
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--db",
+    "store_url",
+    metavar="URL",
+    help="Keep the metadata in this store, e.g. postgresql://user@host/dbname "
+    "(an empty database of its own); default: metadata.db in DIRECTORY (SQLite).",
+)
 @click.pass_context
-def init(ctx: click.Context, directory: Path | None) -> None:
+def init(ctx: click.Context, directory: Path | None, store_url: str | None) -> None:
     """Create a repository in DIRECTORY (default: --repo): config, database, folders."""
     directory = directory if directory is not None else repo_path(ctx)
-    create_repository(directory)
+    if store_url is not None and not store_url.startswith(STORE_SCHEMES):
+        raise InputError(f"--db {store_url!r}: a store URL starts with postgresql:// or sqlite://")
+    create_repository(directory, store_url=store_url)
     click.echo(f"Created a xyleme repository in {directory}")
-    for name in (CONFIG, DATABASE, *(f"{folder}/" for folder in FOLDERS)):
+    database = target_of(store_url).name if store_url else DATABASE
+    for name in (CONFIG, database, *(f"{folder}/" for folder in FOLDERS)):
         click.echo(f"  {name}")
+
+
+@cli.command("migrate")
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Bring the repository's metadata store to this xyleme's schema (say from which version
+    to which); a store written by a newer xyleme is refused, untouched."""
+    path = repo_path(ctx) / DATABASE
+    with repository_errors(path):
+        before, after = migrate_store(path)
+    name = target_of(path).name
+    if before == after:
+        click.echo(f"{name}: schema version {after}, already current")
+    else:
+        click.echo(f"{name}: migrated schema version {before} -> {after}")
 
 
 @cli.command("page")
