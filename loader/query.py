@@ -110,6 +110,16 @@ def _query_worker(connection, folder: Path, expression, namespaces, url_prefix, 
         connection.close()
 
 
+def _query_context() -> multiprocessing.context.BaseContext:
+    """Children forked from a single-threaded server with this module loaded: a plain fork
+    of a process that runs threads (the daemon, a dashboard, a test session) copies locks
+    other threads hold (lxml's parse lock, logging's) and the child may die or hang on them;
+    the server starts once per process, and each query's child then forks from it at once."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
 def run_query(
     folder: Path,
     expression: str,
@@ -128,7 +138,7 @@ def run_query(
         For a bad expression or namespace binding.
     """
     compile_query(expression, namespaces or {})  # report syntax errors without a process
-    context = multiprocessing.get_context("fork")
+    context = _query_context()
     receiver, sender = context.Pipe(duplex=False)
     worker = context.Process(
         target=_query_worker,
