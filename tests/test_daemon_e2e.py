@@ -74,8 +74,8 @@ async def test_refreshes_come_at_about_g_per_unit(run):
     daemon, _ = run
     g_r = G * 0.9
     # each pass records the refreshes fetched since the one before: the first has none
-    fetched = daemon.refreshes_per_unit[1:]
-    assert 0.75 * g_r <= np.mean(fetched) <= 1.25 * g_r, daemon.refreshes_per_unit
+    fetched = daemon.refresh.refreshes_per_unit[1:]
+    assert 0.75 * g_r <= np.mean(fetched) <= 1.25 * g_r, daemon.refresh.refreshes_per_unit
 
 
 async def test_obsolescence_stays_near_the_optimum(run):
@@ -85,9 +85,9 @@ async def test_obsolescence_stays_near_the_optimum(run):
     seen within minutes of exposure) can double it: seed 7 gives 2.09 since the censored
     eq. 10 counts the first access as half a change, and seed 11 gave 1.75 before."""
     daemon, _ = run
-    late = daemon.obsolescence_history[DAYS // 2 :]
+    late = daemon.refresh.obsolescence_history[DAYS // 2 :]
     ratio = np.mean([o for _, o, _ in late]) / np.mean([omega for _, _, omega in late])
-    assert 0.85 < ratio < 1.25, daemon.obsolescence_history
+    assert 0.85 < ratio < 1.25, daemon.refresh.obsolescence_history
 
 
 async def test_change_rates_and_opic_are_stored(run):

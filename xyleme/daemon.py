@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from loader import iso
 from metadata import Clock, Metadata
 from xyleme import commands
 from xyleme.archive import Archive
@@ -138,7 +139,7 @@ class Daemon:
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,
-            _iso(clock.now()),
+            iso(clock.now()),
             clock.speed,
             ", paused" if self.paused else "",
         )
@@ -211,16 +212,6 @@ class Daemon:
         """``pause`` / ``resume`` from the dashboard (:meth:`DaemonControl.set_paused`)."""
         return await self.control.set_paused(paused)
 
-    @property
-    def refreshes_per_unit(self) -> list[int]:
-        """Refreshes read in each time unit so far (the demo's figures)."""
-        return self.refresh.refreshes_per_unit
-
-    @property
-    def obsolescence_history(self) -> list[tuple[float, float, float]]:
-        """(pass time, obsolescence over the unit before it, Ω(G)) per refresh pass."""
-        return self.refresh.obsolescence_history
-
     def _jobs(self) -> list[tuple[str, Any, float]]:
         """The periodic jobs and their real seconds (simulated intervals over the speed)."""
         settings = self.config.daemon
@@ -242,12 +233,8 @@ class Daemon:
 
     async def _check_stop_at(self) -> None:
         if self.clock.now() >= self.stop_at:
-            log.info("reached the end of the run (%s)", _iso(self.stop_at))
+            log.info("reached the end of the run (%s)", iso(self.stop_at))
             self.stop()
-
-
-def _iso(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(seconds))
 
 
 def run_daemon(repository: Path, config: Config, **options: Any) -> None:

@@ -310,7 +310,7 @@ def progress_facts(daemon: Daemon, run: DemoRun, days: float) -> dict[str, Any]:
         "queues": live["queues"],
         "obsolescence": policy.get("obsolescence"),
         "omega": policy.get("omega"),
-        "refreshed": sum(daemon.refreshes_per_unit),
+        "refreshed": sum(daemon.refresh.refreshes_per_unit),
         "rankings": run.rankings,
         "recheck": (daemon.rechecks.status or {}).get("line"),
     }
@@ -384,7 +384,7 @@ async def run_demo(
             watching.cancel()
             run.end = clock.now()
             if hasattr(daemon, "refresh"):  # the daemon opened the repository
-                run.obsolescence = list(daemon.obsolescence_history)
-                run.refreshes_per_unit = list(daemon.refreshes_per_unit)
+                run.obsolescence = list(daemon.refresh.obsolescence_history)
+                run.refreshes_per_unit = list(daemon.refresh.refreshes_per_unit)
                 run.recheck = daemon.rechecks.status
         return run
