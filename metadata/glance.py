@@ -1,5 +1,6 @@
-"""A read-only glance at a repository with :mod:`sqlite3` alone: its named state, its pages
-counted by type, the latest time it recorded.
+"""A glance at a repository with :mod:`sqlite3` alone: its named state, its pages counted by
+type, the latest time it recorded; opened writable, the named state only (the command table
+``xyleme status`` asks a running daemon through).
 
 Why not :class:`metadata.Metadata`: opening the manager imports numpy, sqlite-utils and
 pydantic (0.2 s of CPU), and ``xyleme status`` must start in a tenth of that. The queries
@@ -33,6 +34,20 @@ def state_value(conn: sqlite3.Connection, key: str) -> bytes | None:
     """The named blob ``key``, or None."""
     row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
     return None if row is None else bytes(row[0])
+
+
+def put_state_value(conn: sqlite3.Connection, key: str, value: bytes) -> None:
+    """Store the named blob ``key`` (in the caller's transaction, or on its own)."""
+    conn.execute(
+        "INSERT INTO state(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, bytes(value)),
+    )
+
+
+def delete_state_value(conn: sqlite3.Connection, key: str) -> bool:
+    """Remove the named blob ``key``; whether it was there (of two takers, one gets True)."""
+    return conn.execute("DELETE FROM state WHERE key = ?", (key,)).rowcount == 1
 
 
 def latest_time(conn: sqlite3.Connection) -> float | None:
@@ -69,26 +84,28 @@ def check_readable(conn: sqlite3.Connection, path: Path) -> None:
 
 
 class Glance:
-    """One read-only connection and the three reads ``xyleme status`` needs (the same
-    method names as :class:`metadata.Metadata`, so a reader takes either)."""
+    """One connection and the reads ``xyleme status`` needs, plus, when opened writable, the
+    named state's writes its command to the daemon needs (the same method names as
+    :class:`metadata.Metadata`, so a reader, or :mod:`xyleme.commands`, takes either)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
     @classmethod
-    def open(cls, path: str | Path) -> Glance:
-        """The repository database at ``path``, read-only; raises :class:`NotARepository`
-        or :class:`SchemaTooNew` as :meth:`metadata.Metadata.open` would."""
+    def open(cls, path: str | Path, *, writable: bool = False) -> Glance:
+        """The repository database at ``path``, read-only unless ``writable`` (each write
+        then commits on its own); raises :class:`NotARepository` or :class:`SchemaTooNew` as
+        :meth:`metadata.Metadata.open` would."""
         path = Path(path)
         if not path.is_file():
             from metadata.engines import configured_url  # only a file-less repository pays
 
             url = configured_url(path.parent)
             if url and not url.startswith("sqlite:"):
-                return cls._postgres(url)
+                return cls._postgres(url, writable=writable)
             raise NotARepository(path, "no such database file (create one with `xyleme init`)")
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True)
+        uri = f"file:{quote(str(path.resolve()))}?mode={'rw' if writable else 'ro'}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
         try:
             conn.execute("PRAGMA busy_timeout = 5000")  # a writer's checkpoint may hold it
             check_readable(conn, path)
@@ -101,8 +118,8 @@ class Glance:
         return cls(conn)
 
     @classmethod
-    def _postgres(cls, url: str) -> Glance:
-        """A read-only glance at the PostgreSQL store a repository's ``xyleme.toml`` names."""
+    def _postgres(cls, url: str, *, writable: bool) -> Glance:
+        """A glance at the PostgreSQL store a repository's ``xyleme.toml`` names."""
         import psycopg
 
         from metadata.dialect import PgConnection
@@ -116,7 +133,7 @@ class Glance:
                     url,
                     autocommit=True,
                     connect_timeout=CONNECT_TIMEOUT_S,
-                    options="-c default_transaction_read_only=on",
+                    options="" if writable else "-c default_transaction_read_only=on",
                 )
         except StoreError as error:
             raise NotARepository(name, f"cannot connect ({error.why})") from None
@@ -143,6 +160,12 @@ class Glance:
 
     def get_state(self, key: str) -> bytes | None:
         return state_value(self._conn, key)
+
+    def put_state(self, key: str, value: bytes) -> None:
+        put_state_value(self._conn, key, value)
+
+    def delete_state(self, key: str) -> bool:
+        return delete_state_value(self._conn, key)
 
     def latest_time(self) -> float | None:
         return latest_time(self._conn)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from metadata.clock import CLOCK_STATE, Clock, decode_clock, resume_clock
 from metadata.errors import translated
-from metadata.glance import latest_time, state_value
+from metadata.glance import delete_state_value, latest_time, put_state_value, state_value
 from metadata.store import Store
 
 
@@ -18,11 +18,7 @@ class NamedState(Store):
     def put_state(self, key: str, value: bytes) -> None:
         """Store a small named blob (a checkpoint, the clock's epoch and speed)."""
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO state(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, bytes(value)),
-            )
+            put_state_value(conn, key, value)
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
@@ -40,7 +36,7 @@ class NamedState(Store):
     def delete_state(self, key: str) -> bool:
         """Remove a stored blob; whether it was there (two takers: only one gets True)."""
         with self._write() as conn:
-            return conn.execute("DELETE FROM state WHERE key = ?", (key,)).rowcount == 1
+            return delete_state_value(conn, key)
 
     def latest_time(self) -> float | None:
         """The latest simulated time the repository recorded (a read or failed fetch, a

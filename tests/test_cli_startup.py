@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.daemon_fixtures import make_repository
+from tests.daemon_fixtures import RunningDaemon, make_repository
 from xyleme.cli import COMMANDS, load_all
 
 HEAVY = {"numpy", "scipy", "lxml", "aiohttp", "jinja2", "numba", "warcio", "xyleme.daemon"}
@@ -54,6 +54,27 @@ def test_status_imports_no_heavy_library(tmp_path):
     assert not modules & HEAVY, sorted(modules & HEAVY)
     assert not {"metadata.manager", "sqlite_utils", "pydantic", "rich", "xyleme.config"} & modules
     assert not {"refresh", "ranking", "loader"} & modules
+
+
+def test_status_asks_a_running_daemon_without_a_heavy_library(tmp_path):
+    """The question and the answer go through the light glance, opened writable."""
+    repository = make_repository(tmp_path / "repo")
+    daemon = RunningDaemon(repository)
+    try:
+        daemon.wait_for("daemon started")
+        modules = tops(imported("--repo", str(repository), "status"))
+        shown = subprocess.run(
+            [sys.executable, "-m", "xyleme", "--repo", str(repository), "status"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        daemon.kill()
+    assert "live from the daemon" in shown.stdout, shown.stdout + shown.stderr
+    assert not modules & HEAVY, sorted(modules & HEAVY)
+    assert not {"metadata.manager", "sqlite_utils", "pydantic"} & modules
 
 
 def test_the_table_names_every_command_and_its_module():

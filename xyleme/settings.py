@@ -59,7 +59,8 @@ class DaemonSettings:
     """time units between two ranking recomputations"""
     checkpoint_seconds: Annotated[float, Field(ge=0.1, le=86_400.0)] = 30.0
     """real seconds between two checkpoints of in-memory state (clock, queues, OPIC)"""
-    command_poll: Annotated[float, Field(ge=0.01, le=3600.0)] = 0.5
-    """real seconds between two looks at the command table"""
+    command_poll: Annotated[float, Field(ge=0.01, le=3600.0)] = 0.05
+    """real seconds between two looks at the command table (status, pause, stop answer
+    within it; ~1.4 % of a core on an idle daemon, 0.2 % at 0.5)"""
     scope: ScopeRules = ()
     """deprecated: read as [crawler] scope rules (a bare name: a domain and subdomains)"""

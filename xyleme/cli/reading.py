@@ -43,13 +43,14 @@ def json_option(function: Any) -> Any:
 
 
 @contextmanager
-def glance(repository: Path) -> Iterator[Glance]:
+def glance(repository: Path, *, writable: bool = False) -> Iterator[Glance]:
     """The repository read with :mod:`sqlite3` alone (:class:`metadata.glance.Glance`): named
-    state, counts by type, the latest time; not a repository is a clear CLI error."""
+    state, counts by type, the latest time (``writable``: and named state written); not a
+    repository is a clear CLI error."""
     from metadata import Glance
 
     try:
-        reader = Glance.open(repository / DATABASE)
+        reader = Glance.open(repository / DATABASE, writable=writable)
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
     with reader:

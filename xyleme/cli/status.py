@@ -21,13 +21,13 @@ import click
 from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import ago, when
-from xyleme.cli.reading import glance, json_option, open_metadata
+from xyleme.cli.reading import glance, json_option
 from xyleme.lock import holder_pid
 from xyleme.status import read_status
 
 ASK_TIMEOUT = 3.0
 """Real seconds a running daemon has to answer with its live figures (it looks at the
-command table every ``[daemon] command_poll``, 0.5 s by default)."""
+command table every ``[daemon] command_poll``, 0.05 s by default)."""
 
 STATUS_LABELS = {
     "fetch_rate": "pages/s",
@@ -71,10 +71,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
 def ask_daemon(repository: Path) -> dict[str, Any] | None:
     """The running daemon's figures of this instant, or None (with a note on stderr) when it
     does not answer in time: the caller falls back on the checkpoint."""
-    with open_metadata(repository, readonly=False) as md:
-        command_id = commands.submit(md, "status", {})
+    with glance(repository, writable=True) as desk:  # the command table, without numpy
+        command_id = commands.submit(desk, "status", {})
         try:
-            answer = commands.wait_for_answer(md, command_id, ASK_TIMEOUT, poll=0.02)
+            answer = commands.wait_for_answer(desk, command_id, ASK_TIMEOUT, poll=0.02)
         except commands.CommandFailed as error:
             click.echo(f"{error}: the daemon's figures are from its last checkpoint", err=True)
             return None
