@@ -178,16 +178,22 @@ class StatusAPI(Protocol):
 
 
 @runtime_checkable
-class StateAPI(Protocol):
-    """Small named blobs (checkpoints, commands) and the repository's clock."""
+class NamedStateAPI(Protocol):
+    """Small named blobs alone: what the command table needs, which the light
+    :class:`~metadata.glance.Glance` opened writable gives without the manager."""
 
     def put_state(self, key: str, value: bytes) -> None: ...
 
     def get_state(self, key: str) -> bytes | None: ...
 
-    def state_keys(self, prefix: str = "") -> list[str]: ...
-
     def delete_state(self, key: str) -> bool: ...
+
+
+@runtime_checkable
+class StateAPI(NamedStateAPI, Protocol):
+    """Small named blobs (checkpoints, commands) and the repository's clock."""
+
+    def state_keys(self, prefix: str = "") -> list[str]: ...
 
     def latest_time(self) -> float | None: ...
 

@@ -132,3 +132,9 @@ def test_the_docstring_examples_run(module):
 
     failures, tried = doctest.testmod(importlib.import_module(module))
     assert tried > 0 and failures == 0
+
+
+def test_the_light_glance_implements_the_named_state_the_command_table_needs():
+    from metadata import Glance
+
+    assert_implements(Glance, api.NamedStateAPI)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from metadata import InvalidURL, canonicalize_url
 
 if TYPE_CHECKING:  # the manager's imports are heavy; `xyleme status` reads without it
-    from metadata import Metadata
+    from metadata import Metadata, NamedStateAPI
 
 COMMAND_PREFIX = "command/"
 ANSWER_PREFIX = "answer/"
@@ -202,25 +202,16 @@ class RepositoryTarget:
 # ---------------------------------------------------------------------- the table
 
 
-class StateTable(Protocol):
-    """The named state the command table lives in: :class:`metadata.Metadata`, or the light
-    :class:`metadata.Glance` opened writable (``xyleme status`` asks without numpy)."""
-
-    def get_state(self, key: str) -> bytes | None: ...
-
-    def put_state(self, key: str, value: bytes) -> None: ...
-
-    def delete_state(self, key: str) -> bool: ...
-
-
-def submit(md: StateTable, name: str, args: dict[str, Any]) -> str:
+def submit(md: NamedStateAPI, name: str, args: dict[str, Any]) -> str:
     """Queue a command for the daemon; returns its id (keys sort in submission order)."""
     command_id = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     md.put_state(COMMAND_PREFIX + command_id, json.dumps({"name": name, "args": args}).encode())
     return command_id
 
 
-def wait_for_answer(md: StateTable, command_id: str, timeout: float, poll: float = 0.1) -> Answer:
+def wait_for_answer(
+    md: NamedStateAPI, command_id: str, timeout: float, poll: float = 0.1
+) -> Answer:
     """The daemon's answer to a queued command (the answer is removed once read)."""
     deadline = time.monotonic() + timeout
     while True:

@@ -27,9 +27,9 @@ class DaemonStopped(RuntimeError):
 
 def disk_full(error: BaseException) -> bool:
     """Whether ``error`` says the disk (or the database's quota) is full."""
-    if isinstance(error, StoreFull):
-        return True
-    return isinstance(error, OSError) and error.errno == errno.ENOSPC
+    return isinstance(error, StoreFull) or (
+        isinstance(error, OSError) and error.errno == errno.ENOSPC
+    )
 
 
 @contextlib.contextmanager
