@@ -240,7 +240,7 @@ class Fetches(PageIds):
 
     def count_by_type(self) -> dict[PageType, int]:
         """How many pages of each type (every type present, zeros included)."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return type_counts(self._conn)
 
 

@@ -22,7 +22,7 @@ class NamedState(Store):
 
     def get_state(self, key: str) -> bytes | None:
         """A blob stored with :meth:`put_state`, or None."""
-        with self._lock, translated(self.path):
+        with self._lock, translated(self.name):
             return state_value(self._conn, key)
 
     def state_keys(self, prefix: str = "") -> list[str]:
