@@ -17,7 +17,7 @@ implements the same Protocols with the same behaviour:
   never the driver's exceptions.
 
 The method docstrings live on the SQLite implementation (``metadata/page_ids.py`` and its
-siblings); ``tests/test_metadata_api.py`` checks that it matches these signatures, and a
+siblings); ``tests/metadata/test_metadata_api.py`` checks that it matches these signatures, and a
 second backend runs the same check.
 
 >>> import tempfile, pathlib

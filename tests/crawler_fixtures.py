@@ -21,3 +21,16 @@ def make_crawler(md, scope=None, sink=None, **settings) -> Crawler:
         resolver=SiteResolver(),
         sink=sink,
     )
+
+
+def children_urls(md, url) -> list[str]:
+    """The URLs a stored page links to, sorted."""
+    page = md.page_by_url(url)
+    return sorted(md.urls_of(md.children(page.url_id).tolist()))
+
+
+def listen(crawler, signal) -> list:
+    """Every event of ``signal`` the crawler sends from now on, in a list."""
+    heard = []
+    crawler.signals.connect(signal, heard.append)
+    return heard

@@ -1,7 +1,8 @@
 """One ``--smoke`` run per benchmark per test session, shared by every test that reads it.
 
-``tests/test_benchmarks.py`` checks each benchmark's promised JSON keys and a few benchmarks'
-own tests check their figures; both read the same run instead of running the script twice.
+``tests/project/test_benchmarks.py`` checks each benchmark's promised JSON keys and a few
+benchmarks' own tests check their figures; both read the same run instead of running the script
+twice.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
 
 # The statuses, kept here as text so `xyleme --help` does not import the metadata package
-# (tests/test_cli_reports.py checks they match metadata.reports').
+# (tests/cli/test_cli_reports.py checks they match metadata.reports').
 STATUSES = (
     "rejected",
     "error",

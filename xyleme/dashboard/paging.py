@@ -7,7 +7,7 @@ next page, as an offset would. The cursor is that key, tagged with the list it b
 encoded as URL-safe base64 of JSON: opaque to clients, checked on the way back (a cursor of
 another list, or not one at all, is a 400 naming the parameter).
 
-Handlers declare their lists with :func:`paged`, so ``tests/test_dashboard_paging.py`` can
+Handlers declare their lists with :func:`paged`, so ``tests/dashboard/test_dashboard_paging.py`` can
 enumerate the app's routes and check that none answers an unbounded list.
 """
 
