@@ -20,7 +20,7 @@ The rules that make a transfer count exactly once and keep the total cash exact:
   second process running the same part (a worker restarted while the old one still lives)
   fails with :class:`CashPartTaken` instead of overwriting the other's books.
 
-The parts are opened once with their count N, each holding 1/N of the total cash of 1;
+The parts are opened once with their count N, sharing the total cash of 1 by their pages;
 opening them with another N is refused (:class:`CashPartsMismatch`).
 """
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metadata.dialect import Connection
 from metadata.errors import MetadataError
 from metadata.store import Store, chunked, marks
 
@@ -99,8 +100,10 @@ class CashTransfers(Store):
     """The books of OPIC's parts and the cash transfers between them."""
 
     def open_cash_parts(self, parts: int) -> list[CashPart]:
-        """The books of the ``parts`` parts, made on first use (each part 1/``parts`` of the
-        cash, epoch 0); :class:`CashPartsMismatch` if the store's OPIC has another count."""
+        """The books of the ``parts`` parts, made on first use (epoch 0, each part holding
+        its share of the pages known then, 1/``parts`` in an empty store, so every page
+        starts with the same cash as in one OPIC); :class:`CashPartsMismatch` if the store's
+        OPIC has another count."""
         if parts < 1:
             raise ValueError("parts must be at least 1")
         with self._write() as conn:
@@ -109,7 +112,7 @@ class CashTransfers(Store):
                 conn.executemany(
                     "INSERT INTO cash_parts(part, parts, epoch, cash, weight, g, named, "
                     "rate_sum) VALUES (?, ?, 0, ?, 0, 0, 0, 0)",
-                    [(part, parts, TOTAL_CASH / parts) for part in range(parts)],
+                    [(part, parts, cash) for part, cash in enumerate(_shares(conn, parts))],
                 )
                 rows = conn.execute(
                     f"SELECT {_PART_COLUMNS} FROM cash_parts ORDER BY part"
@@ -208,3 +211,21 @@ class CashTransfers(Store):
         """The URL-Ids of the pages of ``part`` (of ``parts``), ascending (a whole scan)."""
         rows = self._scan("SELECT id FROM pages WHERE host_hash % ? = ? ORDER BY id", (parts, part))
         return np.array([row[0] for row in rows], dtype=np.int64)
+
+
+def _shares(conn: Connection, parts: int) -> list[float]:
+    """Each part's share of :data:`TOTAL_CASH`: its share of the pages there are (equal
+    shares when there are none); the last part takes the rest, so they sum to it (to an ulp)."""
+    counts = dict(
+        conn.execute(
+            "SELECT part, count(*) FROM (SELECT host_hash % ? AS part FROM pages) AS parts "
+            "GROUP BY part",
+            (parts,),
+        ).fetchall()
+    )
+    total = sum(counts.values())
+    shares = [
+        TOTAL_CASH * (counts.get(part, 0) / total if total else 1 / parts)
+        for part in range(parts - 1)
+    ]
+    return [*shares, max(TOTAL_CASH - sum(shares), 0.0)]
