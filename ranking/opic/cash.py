@@ -358,10 +358,13 @@ class OPIC(PerPageState):
         opic._new_page_rate = header["new_page_rate"]
         return opic
 
-    def checkpoint(self, store: StateStore, key: str = "opic") -> None:
+    def checkpoint(self, store: StateStore, key: str = "opic", *, scores: bool = True) -> None:
         """Save the snapshot under ``key`` and the scores ``opic_cash`` (current cash) and
-        ``opic_importance`` (the importance estimate) for the CLI and the refresh module."""
+        ``opic_importance`` (the importance estimate) for the CLI and the refresh module
+        (``scores=False``: the snapshot only, for a checkpoint more frequent than they need)."""
         store.put_state(key, self.snapshot())
+        if not scores:
+            return
         ids = np.flatnonzero(self._weight[: self._n] > 0)
         store.set_scores("opic_cash", ids, self.cash(ids))
         store.set_scores("opic_importance", ids, self.estimates()[ids])

@@ -169,9 +169,12 @@ class PartOPIC:
             raise PartStale(self.part)
         self.opic.on_fetch(url_id, children)
 
-    def flush(self, store: Metadata) -> Flushed:
+    def flush(self, store: Metadata, *, scores: bool = True) -> Flushed:
         """In one transaction: send the outbox as batch ``epoch + 1``, take the transfers
-        addressed to this part into its cash, commit its checkpoint and books.
+        addressed to this part into its cash, commit its checkpoint and books, and (unless
+        ``scores`` is False) the ``opic_cash`` and ``opic_importance`` of its pages. Writing
+        those scores is most of a flush's cost (a row update per page of the part): a part
+        that flushes often for its transfers' sake writes them every few flushes.
 
         Raises :class:`~metadata.cash_transfers.CashPartTaken` if another process flushed
         this part since it was restored; after any failure the part is stale."""
@@ -198,7 +201,7 @@ class PartOPIC:
                     None,
                 )
             )
-            self.opic.checkpoint(store, self.key)
+            self.opic.checkpoint(store, self.key, scores=scores)
         self.book = book
         self._stale = False
         return Flushed(
