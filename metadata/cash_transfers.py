@@ -108,10 +108,10 @@ class CashTransfers(Store):
             raise ValueError("parts must be at least 1")
         with self._write() as conn:
             rows = conn.execute(f"SELECT {_PART_COLUMNS} FROM cash_parts ORDER BY part").fetchall()
-            if not rows:
+            if not rows:  # two workers may get here at once: the first one's rows stand
                 conn.executemany(
                     "INSERT INTO cash_parts(part, parts, epoch, cash, weight, g, named, "
-                    "rate_sum) VALUES (?, ?, 0, ?, 0, 0, 0, 0)",
+                    "rate_sum) VALUES (?, ?, 0, ?, 0, 0, 0, 0) ON CONFLICT (part) DO NOTHING",
                     [(part, parts, cash) for part, cash in enumerate(_shares(conn, parts))],
                 )
                 rows = conn.execute(

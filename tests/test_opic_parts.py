@@ -13,12 +13,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from metadata import TOTAL_CASH, CashPartsMismatch, CashPartTaken, Metadata, StoreError
+from metadata import (
+    TOTAL_CASH,
+    CashPartsMismatch,
+    CashPartTaken,
+    FetchResult,
+    Metadata,
+    PageType,
+    StoreError,
+)
 from ranking.opic import VIRTUAL, ForeignPage, OPICPart, OPICSettings
+from tests.stores import in_threads
+from xyleme import signals
 from xyleme.jobs import PartOPIC, PartOPICListener, PartStale, cash_drift, total_cash
 from xyleme.jobs.opic_part import part_key
 
@@ -232,20 +243,21 @@ def test_the_parts_count_is_fixed_once_opened(store_url: str) -> None:
 
 
 def test_the_listener_credits_its_parts_reads_and_counts_others(store_url: str) -> None:
-    from metadata import FetchResult, PageType
-
     web = make_web(store_url, 30)
     with Metadata.open(store_url) as md:
         part = PartOPIC.restore(md, 0, 2, SETTINGS)
-        listener = PartOPICListener(part, md)
+        events = signals.SignalManager()
+        listener = PartOPICListener(part, md, events=events)
         mine = [i for i in sorted(web) if part.opic.owns([i])[0]]
         theirs = [i for i in sorted(web) if not part.opic.owns([i])[0]]
         for url_id in (mine[0], theirs[0]):
-            listener(
-                FetchResult(url_id=url_id, fetched_at=1.0, page_type=PageType.HTML, children=[])
-            )
-        assert part.opic.reads()[mine[0]] == 1
+            result = FetchResult(url_id=url_id, fetched_at=1.0, page_type=PageType.HTML)
+            events.send_catch_log(signals.page_fetched, SimpleNamespace(result=result))
+        assert part.opic.reads()[mine[0]] == 1  # no children given: the stored ones (none)
         assert listener.foreign == 1
+        dead = FetchResult(url_id=mine[1], fetched_at=2.0, page_type=PageType.DEAD)
+        events.send_catch_log(signals.page_dead, SimpleNamespace(result=dead))
+        assert part.opic.reads()[mine[1]] == 1
 
 
 def test_a_part_refuses_foreign_pages_and_keeps_its_outbox_out_of_snapshots() -> None:
@@ -287,6 +299,8 @@ import sys, time
 import numpy as np
 from metadata import Metadata
 from ranking.opic import OPICSettings
+from tests.stores import in_threads
+from xyleme import signals
 from xyleme.jobs import PartOPIC
 url, part = sys.argv[1], int(sys.argv[2])
 md = Metadata.open(url)
@@ -336,3 +350,16 @@ def test_a_worker_killed_with_sigkill_keeps_the_total_cash(store_url: str) -> No
             if worker.poll() is None:
                 worker.kill()
                 worker.wait(timeout=30)
+
+
+def test_workers_opening_the_parts_at_once_get_one_set_of_books(store_url: str) -> None:
+    make_web(store_url, 20)
+    books: list[list] = [[] for _ in range(4)]
+
+    def open_parts(k: int) -> None:
+        with Metadata.open(store_url) as md:
+            books[k] = md.open_cash_parts(2)
+
+    in_threads(open_parts, 4)
+    assert all(found == books[0] for found in books)
+    assert sum(book.cash for book in books[0]) == pytest.approx(TOTAL_CASH, abs=1e-15)

@@ -177,7 +177,9 @@ class PartOPIC:
         that flushes often for its transfers' sake writes them every few flushes.
 
         Raises :class:`~metadata.cash_transfers.CashPartTaken` if another process flushed
-        this part since it was restored; after any failure the part is stale."""
+        this part since it was restored; after any failure the part is stale. Called inside
+        an outer ``md.transaction()``, it commits with it; should that one roll back, the
+        next flush fails with ``CashPartTaken`` (the books are behind the object): restore."""
         if self._stale:
             raise PartStale(self.part)
         self._stale = True  # until the transaction commits
