@@ -131,30 +131,27 @@ class DtdReuse:
         key = (docinfo.public_id, system)
         if self.known(key, generation):
             return
-        used, catalogued = tuple(resolver.used), frozenset(resolver.catalogued)
         saved = (resolver.missing, resolver.used, resolver.unavailable, resolver.catalogued)
-        key = (*key, generation) if used else key
         try:
-            entry = _read(tree, key, resolver, used, catalogued)
+            entry = _read(tree, key, generation, resolver)
         finally:
             resolver.missing, resolver.used, resolver.unavailable, resolver.catalogued = saved
         with self._lock:
             if len(self._entries) >= _KEPT:
                 self._entries.clear()
-            self._entries[key] = entry
+            self._entries[key if entry is None else entry.key] = entry
 
 
 def _read(
-    tree: etree._ElementTree,
-    key: tuple,
-    resolver: CacheResolver,
-    used: tuple[str, ...],
-    catalogued: frozenset[str],
+    tree: etree._ElementTree, key: tuple, generation: int, resolver: CacheResolver
 ) -> ReusedDtd | None:
-    """The entry for the external DTD of ``tree``: libxml2 writes out the DTD's declarations
-    when it is read as a parameter entity of a probe's internal subset. None when the probe
-    is not served exactly as the document was."""
-    public_id, system = key[:2]
+    """The entry for the external DTD of ``tree`` (parsed with ``resolver``): libxml2
+    writes out the DTD's declarations when it reads it as a parameter entity of a probe's
+    internal subset. The probe's loads are the DTD's alone (the document's also hold the
+    external entities it referenced). None when the probe is not served as the document
+    was."""
+    public_id, system = key
+    used, catalogued = set(resolver.used), set(resolver.catalogued)
     if '"' in system and "'" in system:
         return None
     quote = "'" if '"' in system else '"'
@@ -172,10 +169,11 @@ def _read(
         len(parser.error_log)
         or resolver.missing
         or resolver.unavailable
-        or tuple(resolver.used) != used
-        or frozenset(resolver.catalogued) != catalogued
+        or not used.issuperset(resolver.used)
+        or not catalogued.issuperset(resolver.catalogued)
     ):
         return None
+    used, catalogued = tuple(resolver.used), frozenset(resolver.catalogued)
     text = written.decode("utf-8")
     subset = text[text.index("[") + 1 : text.rindex("]")]
     entities: dict[bytes, bytes] = {}
@@ -195,7 +193,14 @@ def _read(
         return None
     facts = External(declared_entities(dtds), declares_grammar(dtds))
     return ReusedDtd(
-        key, dtd, entities, references, "\n".join(namespaces).encode(), facts, used, catalogued
+        (*key, generation) if used else key,
+        dtd,
+        entities,
+        references,
+        "\n".join(namespaces).encode(),
+        facts,
+        used,
+        catalogued,
     )
 
 

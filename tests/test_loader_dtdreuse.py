@@ -173,15 +173,22 @@ def test_a_dtd_from_the_dependency_cache_is_read_again_when_the_cache_changes(tm
     loader = Loader(
         tmp_path / "documents", md, fetcher, ManualClock(0.0), LoaderSettings(system_catalog=False)
     )
-    dtd_url = f"{SITE}r.dtd"
-    loader.load(md.id_for(dtd_url), dtd_url, b"<!ELEMENT r (a*)><!ELEMENT a EMPTY>", {}, 0.0)
-    body = b'<!DOCTYPE r SYSTEM "r.dtd"><r><a/></r>'
-    for n in range(3):
+    dtd_url, legal_url = f"{SITE}r.dtd", f"{SITE}legal.ent"
+    loader.load(md.id_for(legal_url), legal_url, b"(c) Example", {}, 0.0)
+    dtd = b'<!ELEMENT r (a*)><!ELEMENT a (#PCDATA)><!ENTITY legal SYSTEM "legal.ent">'
+    loader.load(md.id_for(dtd_url), dtd_url, dtd, {}, 0.0)
+    body = b'<!DOCTYPE r SYSTEM "r.dtd"><r><a>&legal;</a></r>'
+    for n in range(3):  # the first (the DTD is kept) names the external entity
         url = f"{SITE}doc{n}.xml"
-        assert loader.load(md.id_for(url), url, body, {}, 1.0).validity.dtd is Check.VALID
+        text = body if n == 0 else body.replace(b"<a>&legal;</a>", b"<a/>")
+        result = loader.load(md.id_for(url), url, text, {}, 1.0)
+        assert result.validity.dtd is Check.VALID
+        # a dependency is what the document's own parse read: the entity only where used
+        expected = [dtd_url, legal_url] if n == 0 else [dtd_url]
+        assert md.dependencies_of(result.url_id) == expected
     assert len(loader._dtd_reuse) == 1
     loader.load(md.id_for(dtd_url), dtd_url, b"<!ELEMENT r (b*)><!ELEMENT b EMPTY>", {}, 2.0)
     url = f"{SITE}doc9.xml"
-    result = loader.load(md.id_for(url), url, body, {}, 3.0)
+    result = loader.load(md.id_for(url), url, b'<!DOCTYPE r SYSTEM "r.dtd"><r><a/></r>', {}, 3.0)
     assert result.outcome is LoadOutcome.STORED
     assert result.validity.dtd is Check.INVALID  # the refreshed DTD, not the kept one
