@@ -41,6 +41,8 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,7 @@ from lxml import etree
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loader import Loader, LoaderSettings, LoadOutcome, Validity, md5_of, parse_tree, safe_parser
+from loader import batch as loader_batch
 from metadata import ManualClock, Metadata, MetadataSettings, NewVersion
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
@@ -126,7 +129,9 @@ def open_loader(
     return loader, metadata
 
 
-def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]:
+def loader_loop(
+    corpus: Corpus, folder: Path, batch: int, metered: Callable[[Loader], None] | None = None
+) -> tuple[float, float]:
     """The whole job: parse, validate, store a version, write links to the metadata.
 
     ``batch`` documents go to ``Loader.load_many`` at a time (1: ``Loader.load``, each
@@ -134,6 +139,8 @@ def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]
     latter includes waiting for the disk).
     """
     loader, metadata = open_loader(folder, corpus.dependencies)
+    if metered is not None:
+        metered(loader)
     documents = corpus.documents
     ids = metadata.ids_for([url for url, _ in documents])
     headers = {"Content-Type": "application/xml"}
@@ -150,6 +157,68 @@ def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]
         assert result.outcome is LoadOutcome.STORED, result.reason
     metadata.close()
     return elapsed, wall
+
+
+class Meter:
+    """CPU seconds spent in named calls of one whole-job run (what ``metadata`` holds)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, owner: object, attribute: str, part: str) -> None:
+        """Count the CPU time of ``owner.attribute``'s calls towards ``part``."""
+        inner = getattr(owner, attribute)
+        seconds = self.seconds
+        seconds.setdefault(part, 0.0)
+
+        def timed(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                seconds[part] += time.process_time() - started
+
+        setattr(owner, attribute, timed)
+
+    def context(self, owner: object, attribute: str, part: str) -> None:
+        """Count the CPU time of leaving ``owner.attribute()``'s block (a commit)."""
+        inner = getattr(owner, attribute)
+        seconds = self.seconds
+        seconds.setdefault(part, 0.0)
+
+        @contextmanager
+        def timed(*args, **kwargs):
+            with ExitStack() as stack:
+                stack.enter_context(inner(*args, **kwargs))
+                yield
+                started = time.process_time()
+            seconds[part] += time.process_time() - started
+
+        setattr(owner, attribute, timed)
+
+
+def metered_run(corpus: Corpus, folder: Path, batch: int) -> dict[str, float]:
+    """The whole job once more, its metadata side split by call: the batch's reads, the
+    links' URL-Ids (canonical URLs, the crawl's admission, Map-Data), Link-Data, Status-Data
+    and types, the metadata transaction's commit; CPU seconds each."""
+    meter = Meter()
+
+    def metered(loader: Loader) -> None:
+        meter.wrap(loader.repository, "latest_many", "batch_reads")
+        meter.wrap(loader.metadata, "statuses", "batch_reads")
+        meter.wrap(loader.metadata, "awaited", "batch_reads")
+        meter.wrap(loader.metadata, "set_children_many", "link_data_rows")
+        meter.wrap(loader.metadata, "set_type_many", "status_and_type_rows")
+        meter.wrap(loader.metadata, "set_status_many", "status_and_type_rows")
+        meter.context(loader.metadata, "transaction", "metadata_commit")
+
+    link_rows = loader_batch._link_rows
+    meter.wrap(loader_batch, "_link_rows", "link_url_ids")
+    try:
+        loader_loop(corpus, folder, batch, metered)
+    finally:
+        loader_batch._link_rows = link_rows
+    return meter.seconds
 
 
 def parse_loop(corpus: Corpus, folder: Path) -> float:
@@ -379,6 +448,11 @@ def main() -> None:
         lxml_us = parts_us["parse_validate"]
         not_lxml = sum(parts_us.values()) - lxml_us
         print(f"  not lxml's own work / parse+validate: {not_lxml / lxml_us:.2f} (target <= 1)")
+        metered = metered_run(corpus, scratch / "metered", options.batch)
+        metadata_us = {name: round(1e6 * seconds / count, 1) for name, seconds in metered.items()}
+        print("  metadata, by call (one run):")
+        for name, micros in metadata_us.items():
+            print(f"    {name:42}{micros:12.1f}")
 
         big = scratch / "big.xml"
         write_big_document(big, big_mb)
@@ -411,6 +485,7 @@ def main() -> None:
                 "plain_docs_per_s": round(plain, 1),
                 "ratio": round(loaded / plain, 3),
                 "parts_us": parts_us,
+                "metadata_us": metadata_us,
                 "whole_us": round(1e6 * cpu / count, 1),
                 "plain_us": round(1e6 / plain, 1),
                 "not_lxml_over_lxml": round(not_lxml / lxml_us, 2),

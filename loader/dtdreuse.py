@@ -232,28 +232,47 @@ def _plain_internal_subset(body: bytes, start: int) -> bool:
     return False
 
 
-def parse_reusing(
-    body: bytes,
-    url: str,
-    forced: str | None,
-    resolver: CacheResolver,
-    make_parser: Callable[[], etree.XMLParser],
-) -> tuple[etree._Element, ReusedDtd] | None:
-    """Parse and validate ``body`` against a kept DTD; None when the full parse must decide
-    (see the module docstring). ``make_parser()`` is the non-validating parser."""
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A document that may be parsed against a kept DTD: its DOCTYPE, as written."""
+
+    name: bytes
+    public_id: str | None
+    system: str
+
+
+def candidate(body: bytes, url: str, forced: str | None) -> Candidate | None:
+    """The DOCTYPE of a document a kept DTD could serve (its external DTD by URL), or None
+    when its bytes or its internal subset rule the reuse out (see the module docstring)."""
     head = body[:_HEAD] if len(body) > _HEAD else body
     doctype = _DOCTYPE.search(head)
     if doctype is None or not _ascii_compatible(head, forced):
         return None
     name, public, system_literal, opening = doctype.groups()
     system = absolute_http_url(url, system_literal[1:-1].decode("utf-8", "replace"))
-    public_id = public[1:-1].decode("utf-8", "replace") if public else None
-    entry = resolver.dtd_reuse.lookup((public_id, system), resolver.cache.generation)
-    if entry is None or not all(resolver.in_scope(used) for used in entry.used):
+    if system is None:
         return None
     if opening == b"[" and not _plain_internal_subset(head, doctype.end()):
         return None
     if _NORMALISABLE.search(body) is not None:
+        return None
+    public_id = public[1:-1].decode("utf-8", "replace") if public else None
+    return Candidate(name, public_id, system)
+
+
+def parse_reusing(
+    body: bytes,
+    url: str,
+    doctype: Candidate,
+    resolver: CacheResolver,
+    make_parser: Callable[[], etree.XMLParser],
+) -> tuple[etree._Element, ReusedDtd] | None:
+    """Parse and validate ``body`` against its kept DTD; None when there is none or the
+    full parse must decide (see the module docstring). ``make_parser()`` is the
+    non-validating parser."""
+    system = doctype.system
+    entry = resolver.dtd_reuse.lookup((doctype.public_id, system), resolver.cache.generation)
+    if entry is None or not all(resolver.in_scope(used) for used in entry.used):
         return None
     parser = make_parser()
     resolver.external_subset = (system, entry.stand_in(body))
@@ -261,7 +280,7 @@ def parse_reusing(
         with PARSE_LOCK:
             root = etree.fromstring(body, parser, base_url=url)
             tree = root.getroottree()
-            if not _same_as_full_parse(tree, parser, resolver, name, public_id, system, url):
+            if not _same_as_full_parse(tree, parser, resolver, doctype, url):
                 return None
             if not entry.dtd.validate(tree):
                 return None
@@ -278,9 +297,7 @@ def _same_as_full_parse(
     tree: etree._ElementTree,
     parser: etree.XMLParser,
     resolver: CacheResolver,
-    name: bytes,
-    public_id: str | None,
-    system: str | None,
+    doctype: Candidate,
     url: str,
 ) -> bool:
     """Whether nothing in this parse could differ from the full one's (messages, other
@@ -290,11 +307,11 @@ def _same_as_full_parse(
     if resolver.catalogued:
         return False
     docinfo = tree.docinfo
-    if docinfo.standalone or docinfo.public_id != public_id:
+    if docinfo.standalone or docinfo.public_id != doctype.public_id:
         return False
-    if absolute_http_url(url, docinfo.system_url or "") != system:
+    if absolute_http_url(url, docinfo.system_url or "") != doctype.system:
         return False
     root = tree.getroot()
     local = etree.QName(root).localname
-    expected = name.decode("utf-8", "replace")
+    expected = doctype.name.decode("utf-8", "replace")
     return expected == local or (root.prefix is not None and expected == f"{root.prefix}:{local}")

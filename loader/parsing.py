@@ -25,7 +25,7 @@ from typing import TypeVar
 from lxml import etree
 
 from loader.dependencies import CacheResolver
-from loader.dtdreuse import parse_reusing
+from loader.dtdreuse import candidate, parse_reusing
 from loader.dtds import check_entities, declares_grammar, dtds_of
 from loader.encoding import EncodingChoice, choose_encoding
 from loader.errors import (
@@ -274,9 +274,10 @@ def parse_tree(
             return etree.fromstring(body, parser, base_url=url)
 
     internal_subset = _INTERNAL_SUBSET.search(body, 0, _DOCTYPE_WINDOW) is not None
+    reusable = candidate(body, url, choice.forced) if validate else None
     reused = None
-    if validate:
-        reused = parse_reusing(body, url, choice.forced, resolver, lambda: make_parser(False, True))
+    if reusable is not None:
+        reused = parse_reusing(body, url, reusable, resolver, lambda: make_parser(False, True))
     if reused is not None:
         root, entry = reused
         errors: list[str] = []
@@ -298,7 +299,7 @@ def parse_tree(
     collector = LinkCollector(url, settings, in_document_order=True)
     collector.tree(root)
     parsed = _finish(tree, collector, validate, errors, resolver, grammar)
-    if reused is None and parsed.dtd is Check.VALID:
+    if reused is None and reusable is not None and parsed.dtd is Check.VALID:
         resolver.dtd_reuse.learn(tree, url, resolver)  # later documents skip the DTD's parse
     return parsed
 
