@@ -111,6 +111,12 @@ class Loader:
         self._dtd_facts = DtdFacts()  # shared by the threads' resolvers: one read per DTD
         self._dtd_reuse = DtdReuse()  # likewise: one parse per external DTD
 
+    @property
+    def kept_dtds(self) -> int:
+        """How many external DTDs are kept for the documents after the first that named
+        them (:mod:`loader.dtdreuse`)."""
+        return len(self._dtd_reuse)
+
     def close(self) -> None:
         """Close the repository's change log (the loader can still be used afterwards)."""
         self.repository.close()
