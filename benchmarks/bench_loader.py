@@ -147,8 +147,7 @@ def open_loader(
 def warm_up(loader: Loader, metadata: Metadata, documents: list[tuple[str, bytes]]) -> None:
     """Load one document of each host, root element and schema locations at another URL
     first, so the timed loads find the loader as a running daemon's is: its catalogs read,
-    its schemas compiled
-    (~17 ms for the quick corpus, once per loader)."""
+    its schemas compiled (~17 ms for the quick corpus, once per loader)."""
     first: dict[tuple, tuple[str, bytes]] = {}
     for url, body in documents:
         root = _ROOT.search(body)
