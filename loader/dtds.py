@@ -182,7 +182,11 @@ class DtdFacts:
         check_declared({}, settings, names=(), count=count)
         sizes = self._sizes.get(key)
         if sizes is None:
-            sizes = self._sizes[key] = check_declared(external.entities, settings)
+            sizes = check_declared(external.entities, settings)
+            if len(self._sizes) >= _FACTS_KEPT:  # bounded, as the facts are
+                self._sizes.clear()
+                self._open.clear()
+            self._sizes[key] = sizes
         if own:
             merged = ChainMap(own, external.entities)
             check_declared(merged, settings, names=own, sizes=sizes, count=count)
@@ -195,5 +199,8 @@ class DtdFacts:
             return True
         open_references = self._open.get(key)
         if open_references is None:
-            open_references = self._open[key] = _open_references(external.entities)
+            open_references = _open_references(external.entities)
+            if len(self._open) >= _FACTS_KEPT:
+                self._open.clear()
+            self._open[key] = open_references
         return own.keys().isdisjoint(external.entities) and own.keys().isdisjoint(open_references)

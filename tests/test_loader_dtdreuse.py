@@ -192,3 +192,31 @@ def test_a_dtd_from_the_dependency_cache_is_read_again_when_the_cache_changes(tm
     result = loader.load(md.id_for(url), url, b'<!DOCTYPE r SYSTEM "r.dtd"><r><a/></r>', {}, 3.0)
     assert result.outcome is LoadOutcome.STORED
     assert result.validity.dtd is Check.INVALID  # the refreshed DTD, not the kept one
+
+
+def test_entity_limits_count_a_documents_own_entities_with_its_dtds(tmp_path):
+    """The DTD's entity sizes are found once; a document's own entities are checked with
+    them, and a DTD entity that uses one of the document's is expanded again."""
+    md = FakeMetadata()
+    settings = LoaderSettings(system_catalog=False, max_entity_expansion_bytes=1000)
+    loader = Loader(tmp_path / "documents", md, FakeFetcher(), ManualClock(0.0), settings)
+    dtd_url = f"{SITE}r.dtd"
+    dtd = b'<!ELEMENT r (#PCDATA)><!ENTITY twice "&own;&own;"><!ENTITY big "' + b"x" * 600 + b'">'
+    loader.load(md.id_for(dtd_url), dtd_url, dtd, {}, 0.0)
+
+    def load(name: str, subset: str, text: str = "a") -> LoadOutcome:
+        url = f"{SITE}{name}.xml"
+        body = f'<!DOCTYPE r SYSTEM "r.dtd" [{subset}]><r>{text}</r>'.encode()
+        result = loader.load(md.id_for(url), url, body, {}, 1.0)
+        return result.outcome, result.reason
+
+    assert load("small", '<!ENTITY own "y">') == (LoadOutcome.STORED, None)
+    assert load("apart", '<!ENTITY mine "&big;">') == (LoadOutcome.STORED, None)
+    outcome, reason = load("completes", '<!ENTITY own "' + "z" * 600 + '">')
+    assert outcome is LoadOutcome.FAILED  # twice = 1,200 bytes once own is 600
+    assert reason == "entity 'twice' expands past 1000 bytes (billion laughs?)"
+    outcome, reason = load("own-too-big", '<!ENTITY mine "&big;&big;">')
+    assert (outcome, reason) == (
+        LoadOutcome.FAILED,
+        "entity 'mine' expands past 1000 bytes (billion laughs?)",
+    )
