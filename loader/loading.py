@@ -109,13 +109,7 @@ class Loader:
         self._dependency_ids: dict[str, int] = {}
         self._thread = threading.local()  # each worker thread's open batch
         self._dtd_facts = DtdFacts()  # shared by the threads' resolvers: one read per DTD
-        self._dtd_reuse = DtdReuse()  # likewise: one parse per external DTD
-
-    @property
-    def kept_dtds(self) -> int:
-        """How many external DTDs are kept for the documents after the first that named
-        them (:mod:`loader.dtdreuse`)."""
-        return len(self._dtd_reuse)
+        self.dtd_reuse = DtdReuse()  # likewise: each external DTD parsed once, then kept
 
     def close(self) -> None:
         """Close the repository's change log (the loader can still be used afterwards)."""
@@ -126,13 +120,9 @@ class Loader:
         keeps the thread's parsers)."""
         resolver = getattr(self._thread, "resolver", None)
         if resolver is None:
+            shared = (self.catalog, self._dtd_facts, self.dtd_reuse)
             resolver = self._thread.resolver = CacheResolver(
-                self.cache,
-                self._dependency_id,
-                self.in_scope,
-                self.catalog,
-                self._dtd_facts,
-                self._dtd_reuse,
+                self.cache, self._dependency_id, self.in_scope, *shared
             )
         resolver.reset()
         return resolver

@@ -186,7 +186,7 @@ def test_a_dtd_from_the_dependency_cache_is_read_again_when_the_cache_changes(tm
         # a dependency is what the document's own parse read: the entity only where used
         expected = [dtd_url, legal_url] if n == 0 else [dtd_url]
         assert md.dependencies_of(result.url_id) == expected
-    assert len(loader._dtd_reuse) == 1
+    assert len(loader.dtd_reuse) == 1
     loader.load(md.id_for(dtd_url), dtd_url, b"<!ELEMENT r (b*)><!ELEMENT b EMPTY>", {}, 2.0)
     url = f"{SITE}doc9.xml"
     result = loader.load(md.id_for(url), url, b'<!DOCTYPE r SYSTEM "r.dtd"><r><a/></r>', {}, 3.0)
