@@ -19,12 +19,12 @@ entities through the resolver, DTD validation, XML Schema validation), ``links``
 Python around the parse), ``compress`` (zstd), ``version_rows`` (MD5 and the version's rows
 in SQLite) and ``metadata`` (the rest of the whole job: URL-Ids of the links, Link-Data,
 Status-Data, types, the batch's reads). ``metadata_us`` splits that rest by call, in one
-more run: the links' URL-Ids (canonical URLs, the crawl's admission, Map-Data), the batch's
-reads, Link-Data rows, Status-Data and type rows, the metadata commit, first uses left
-after the warm-up, and the cyclic garbage collector (on in the whole job, off while the
-parts are timed); what none of them holds is the loader's own Python between the calls.
-Every loader is warmed up first on one document per host and root element at other URLs
-(catalogs read, schemas compiled), as a running daemon's is. Beside it,
+more run (``benchmarks/loader_calls.py``): the links' URL-Ids (Map-Data's ``ids_for``), the
+batch's reads, Link-Data rows, Status-Data and type rows, the metadata commit, and the cyclic
+garbage collector (on in the whole job, off while the parts are timed); what none of them
+holds is the loader's own Python between the calls. Every loader is warmed up first on one
+document per host, root element and schema locations at other URLs (catalogs read, schemas
+compiled), as a running daemon's is. Beside it,
 ``daemon_pages_per_s``: the daemon run briefly against a simulated web on this machine, as
 ``bench_daemon.py`` does. Targets: the whole job at least 3x the daemon's fetch rate, and
 everything but ``parse_validate`` at most 1x it.
@@ -50,7 +50,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,9 +57,8 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.loader_calls import metered_run
 from loader import Loader, LoaderSettings, LoadOutcome, Validity, md5_of, parse_tree, safe_parser
-from loader import batch as loader_batch
-from loader import schemas as loader_schemas
 from metadata import ManualClock, Metadata, MetadataSettings, NewVersion
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
@@ -186,83 +184,6 @@ def loader_loop(
         assert result.outcome is LoadOutcome.STORED, result.reason
     metadata.close()
     return elapsed, wall
-
-
-class Meter:
-    """CPU seconds spent in named calls of one whole-job run (what ``metadata`` holds)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    def wrap(self, owner: object, attribute: str, part: str) -> None:
-        """Count the CPU time of ``owner.attribute``'s calls towards ``part``."""
-        inner = getattr(owner, attribute)
-        seconds = self.seconds
-        seconds.setdefault(part, 0.0)
-
-        def timed(*args, **kwargs):
-            started = time.process_time()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                seconds[part] += time.process_time() - started
-
-        setattr(owner, attribute, timed)
-
-    def context(self, owner: object, attribute: str, part: str) -> None:
-        """Count the CPU time of leaving ``owner.attribute()``'s block (a commit)."""
-        inner = getattr(owner, attribute)
-        seconds = self.seconds
-        seconds.setdefault(part, 0.0)
-
-        @contextmanager
-        def timed(*args, **kwargs):
-            with ExitStack() as stack:
-                stack.enter_context(inner(*args, **kwargs))
-                yield
-                started = time.process_time()
-            seconds[part] += time.process_time() - started
-
-        setattr(owner, attribute, timed)
-
-
-def metered_run(corpus: Corpus, folder: Path, batch: int) -> dict[str, float]:
-    """The whole job once more, what the parts timed alone leave out split by call: the
-    batch's reads, the links' URL-Ids (canonical URLs, the crawl's admission, Map-Data),
-    Link-Data, Status-Data and types, the metadata transaction's commit, the first uses of
-    a loader (the system catalog read, schemas compiled), the cyclic garbage collector;
-    CPU seconds each."""
-    meter = Meter()
-    collecting = [0.0, 0.0]  # start, total
-
-    def collector(phase: str, _: dict) -> None:
-        if phase == "start":
-            collecting[0] = time.process_time()
-        else:
-            collecting[1] += time.process_time() - collecting[0]
-
-    link_rows, compile_schema = loader_batch._link_rows, loader_schemas._compile
-
-    def metered(loader: Loader) -> None:  # after the warm-up, before the timed loads
-        meter.wrap(loader.repository, "latest_many", "batch_reads")
-        meter.wrap(loader.metadata, "statuses", "batch_reads")
-        meter.wrap(loader.metadata, "awaited", "batch_reads")
-        meter.wrap(loader.metadata, "set_children_many", "link_data_rows")
-        meter.wrap(loader.metadata, "set_type_many", "status_and_type_rows")
-        meter.wrap(loader.metadata, "set_status_many", "status_and_type_rows")
-        meter.context(loader.metadata, "transaction", "metadata_commit")
-        meter.wrap(loader.catalog, "_entries", "first_use")
-        meter.wrap(loader_batch, "_link_rows", "link_url_ids")
-        meter.wrap(loader_schemas, "_compile", "first_use")
-        gc.callbacks.append(collector)
-
-    try:
-        loader_loop(corpus, folder, batch, metered)
-    finally:
-        if collector in gc.callbacks:
-            gc.callbacks.remove(collector)
-        loader_batch._link_rows, loader_schemas._compile = link_rows, compile_schema
-    return {**meter.seconds, "garbage_collector": collecting[1]}
 
 
 def parse_loop(corpus: Corpus, folder: Path) -> float:
@@ -492,7 +413,9 @@ def main() -> None:
         lxml_us = parts_us["parse_validate"]
         not_lxml = sum(parts_us.values()) - lxml_us
         print(f"  not lxml's own work / parse+validate: {not_lxml / lxml_us:.2f} (target <= 1)")
-        metered = metered_run(corpus, scratch / "metered", options.batch)
+        metered = metered_run(
+            lambda meter: loader_loop(corpus, scratch / "metered", options.batch, meter)
+        )
         metadata_us = {name: round(1e6 * seconds / count, 1) for name, seconds in metered.items()}
         print("  metadata, by call (one run):")
         for name, micros in metadata_us.items():

@@ -16,7 +16,6 @@ BENCH = ROOT / "benchmarks" / "bench_loader.py"
 PARTS = {"parse_validate", "links", "compress", "version_rows", "metadata"}
 CALLS = {  # what "metadata" (the whole job less the parts timed alone) holds, by call
     "link_url_ids",
-    "first_use",
     "batch_reads",
     "link_data_rows",
     "status_and_type_rows",
