@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         StateAPI,
         StatusAPI,
         VersionsAPI,
+        WorkersAPI,
     )
     from metadata.clock import (
         CLOCK_STATE,
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
         VersionNotFound,
     )
     from metadata.glance import Glance
+    from metadata.heartbeats import STALE_AFTER, Heartbeat
+    from metadata.leader import CoordinatorLock, LeadLost
     from metadata.manager import Metadata, migrate_store
     from metadata.reports import HOST_FIELDS, host_report, write_host_stats
     from metadata.revisits import RevisitIndex, Stored
@@ -96,6 +99,11 @@ _HOME = {
     "StateAPI": "api",
     "StatusAPI": "api",
     "VersionsAPI": "api",
+    "WorkersAPI": "api",
+    "Heartbeat": "heartbeats",
+    "STALE_AFTER": "heartbeats",
+    "CoordinatorLock": "leader",
+    "LeadLost": "leader",
     "AcceleratedClock": "clock",
     "Clock": "clock",
     "ManualClock": "clock",
@@ -154,16 +162,20 @@ __all__ = [
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "STALE_AFTER",
     "AcceleratedClock",
     "Change",
     "Check",
     "Clock",
+    "CoordinatorLock",
     "CoreAPI",
     "DocumentNotFound",
     "FetchResult",
     "FetchesAPI",
     "Glance",
+    "Heartbeat",
     "InvalidURL",
+    "LeadLost",
     "LinksAPI",
     "LoadStatus",
     "ManualClock",
@@ -199,6 +211,7 @@ __all__ = [
     "VersionNotFound",
     "VersionStore",
     "VersionsAPI",
+    "WorkersAPI",
     "canonicalize_url",
     "encode_clock",
     "host_report",

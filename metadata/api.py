@@ -39,6 +39,7 @@ from typing import Protocol, Self, runtime_checkable
 import numpy as np
 
 from metadata.clock import Clock
+from metadata.heartbeats import Heartbeat
 from metadata.link_matrix import LinkMatrix
 from metadata.revisits import Stored
 from metadata.types import FetchResult, LoadStatus, Observation, PageRecord, PageType, RejectedLink
@@ -240,10 +241,40 @@ class ClaimsAPI(Protocol):
 
     def claimed_by(self, worker: str) -> list[int]: ...
 
+    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool]]: ...
+
+    def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int: ...
+
+    def finish_claims(
+        self, url_ids: Iterable[int], worker: str, *, not_before: float | None = None
+    ) -> int: ...
+
+
+@runtime_checkable
+class WorkersAPI(Protocol):
+    """The heartbeats of the crawl workers and coordinators sharing the store (issue 20)."""
+
+    def heartbeat(self, heartbeat: Heartbeat, *, now: float) -> None: ...
+
+    def workers(self, *, now: float | None = None) -> list[dict]: ...
+
+    def replace_part(self, name: str, part: int, parts: int) -> list[dict]: ...
+
+    def forget_worker(self, name: str) -> bool: ...
+
 
 @runtime_checkable
 class MetadataAPI(
-    CoreAPI, PageIdsAPI, FetchesAPI, LinksAPI, StatusAPI, StateAPI, RanksAPI, ClaimsAPI, Protocol
+    CoreAPI,
+    PageIdsAPI,
+    FetchesAPI,
+    LinksAPI,
+    StatusAPI,
+    StateAPI,
+    RanksAPI,
+    ClaimsAPI,
+    WorkersAPI,
+    Protocol,
 ):
     """The whole metadata store of one repository: every subject above."""
 

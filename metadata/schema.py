@@ -20,6 +20,8 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``host_fetches`` — the fetches of each host by status, summed over every run (version 4).
 * ``pages.host_hash``, ``claimed_by``, ``claimed_until`` — the host-hash parts and the
   leases of several crawl workers (version 5).
+* ``workers`` — the heartbeats of the crawl workers and coordinators sharing the store
+  (version 6).
 * ``meta`` — the application marker and the schema version.
 
 The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
@@ -132,11 +134,37 @@ def add_claims(conn: Connection) -> None:
     )
 
 
+def add_workers(conn: Connection) -> None:
+    """Version 6: ``workers``, one row per crawl worker or coordinator process sharing the
+    store (issue 20, :mod:`metadata.heartbeats`): its role, part of the hosts (worker I of
+    N), process and machine, the hosts it holds, the pages it read and its rate, and its
+    last heartbeat (wall-clock seconds: a row whose heartbeat is old is a dead process's)."""
+    conn.execute(
+        """
+        CREATE TABLE workers (
+          name TEXT PRIMARY KEY,
+          role TEXT NOT NULL,
+          part INTEGER,
+          parts INTEGER,
+          pid INTEGER NOT NULL,
+          host TEXT NOT NULL,
+          hosts_owned BIGINT NOT NULL,
+          pages_read BIGINT NOT NULL,
+          pages_per_s DOUBLE PRECISION NOT NULL,
+          started DOUBLE PRECISION NOT NULL,
+          heartbeat DOUBLE PRECISION NOT NULL,
+          state TEXT NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     add_robots_and_canonical,
     add_host_stats,
     add_host_fetches,
     add_claims,
+    add_workers,
 ]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""

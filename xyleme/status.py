@@ -92,6 +92,7 @@ def read_status(md: Metadata | Glance, daemon_pid: int | None) -> dict[str, Any]
         "pages_total": sum(counts.values()),
         "live": live,
         "live_written": written,
+        "workers": md.workers(),
     }
 
 

@@ -159,10 +159,11 @@ class ResultWriter:
         self._fire(outcome, changed)
         # A scouting redirect follows the seen-URL table like any link; a module's request
         # (a refresh, the loader's DTD) wants the target itself, seen or not.
-        is_new = outcome.redirect is not None and self.seen.add(outcome.redirect)
-        if outcome.redirect is not None and (is_new or request.level != Level.SCOUTING):
+        redirect = outcome.redirect if self.follows_links else None
+        is_new = redirect is not None and self.seen.add(redirect)
+        if redirect is not None and (is_new or request.level != Level.SCOUTING):
             target = Request(
-                outcome.redirect,
+                redirect,
                 request.level,
                 request.score,
                 referrer=request.url_id,

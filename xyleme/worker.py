@@ -1,0 +1,294 @@
+"""One crawl worker of a store shared by several (``xyleme worker --part I/N``, issue 20).
+
+Worker I of N owns the hosts whose stable hash is I modulo N (``conventions.host_hash``):
+their politeness and robots.txt live in this process only. It claims its part's due pages
+from the store (:mod:`xyleme.claim_feed`), fetches them, loads the XML, and writes in
+batches like the single-process daemon (same crawler, same loader); the links it finds are
+stored, never queued here, and their part's owner claims them. Every ``heartbeat_s`` it
+writes its row of the ``workers`` table (``xyleme status``, the dashboard), renews its
+leases and saves its hosts' facts (``xyleme hosts``). SIGTERM stops it cleanly (in-flight
+fetches committed, its claims given back); after a ``kill -9`` nothing it committed is lost
+and its claims come back once their leases end (docs/scaleout.md).
+
+The refresh and ranking passes are the coordinator's (:mod:`xyleme.coordinator`). Each worker
+writes its own archive (``archive/part-I-of-N/``) and spools its large bodies in its own
+folder, so workers on one machine never touch each other's files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from loader import iso
+from metadata import Heartbeat, Metadata, MetadataError, target_of, write_host_stats
+from ranking.opic import OPIC
+from xyleme import commands
+from xyleme.archive import Archive
+from xyleme.claim_feed import ClaimFeed
+from xyleme.config import Config
+from xyleme.crawler import Crawler
+from xyleme.jobs import FetchListener, restore_opic
+from xyleme.loading import LoaderSink
+from xyleme.periodic import PeriodicJobs
+from xyleme.scope_config import check_start
+from xyleme.status import restore_clock
+from xyleme.stopping import DaemonStopped, stopping_on_signals
+from xyleme.workers import spooled_settings
+
+log = logging.getLogger(__name__)
+
+DATABASE = "metadata.db"
+
+
+def parse_part(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``, 0 ≤ I < N; a clear ValueError otherwise.
+
+    >>> parse_part("1/4")
+    (1, 4)
+    >>> parse_part("3/2")
+    Traceback (most recent call last):
+    ...
+    ValueError: --part 3/2: the part I must be 0 to N-1 (0 to 1 here)
+    """
+    head, slash, tail = str(text).strip().partition("/")
+    if not slash or not head.strip().isdigit() or not tail.strip().isdigit():
+        raise ValueError(f"--part {text}: write it I/N, worker I of N, e.g. 0/2 and 1/2")
+    part, parts = int(head), int(tail)
+    if parts < 1:
+        raise ValueError(f"--part {text}: N, the number of workers, must be at least 1")
+    if part >= parts:
+        raise ValueError(f"--part {text}: the part I must be 0 to N-1 (0 to {parts - 1} here)")
+    return part, parts
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker claims and beats (``xyleme worker``'s options)."""
+
+    part: int
+    parts: int
+    batch: int = 200
+    """pages claimed at once (a new batch is claimed when fewer than half are left)"""
+    lease_s: float = 300.0
+    """wall-clock seconds a claim lasts unless renewed: how long a killed worker's hosts
+    wait before another start of its part claims them again"""
+    heartbeat_s: float = 2.0
+    """wall-clock seconds between two heartbeats (row, leases, hosts' facts)"""
+    feed_s: float = 0.2
+    """wall-clock seconds between two looks at the queue (claims ended, more claimed)"""
+
+
+def worker_name(part: int, parts: int) -> str:
+    """This process's name in the store: machine, pid and part (unique while it lives)."""
+    return f"{socket.gethostname()}:{os.getpid()}:part-{part}-of-{parts}"
+
+
+def build_worker_opic(md: Metadata, config: Config, crawler: Crawler) -> OPIC:
+    """The worker's OPIC, credited on each committed fetch.
+
+    SEAM (issue 20, OPIC §4.1): the whole-store OPIC of ``xyleme.jobs.opic`` for now; the
+    part OPIC of ``xyleme.jobs.opic_part`` replaces it (``PartOPIC.restore(md, part, parts,
+    config.opic)`` listened to by ``PartOPICListener(part_opic, md, events=crawler.signals)``),
+    and :func:`flush_worker_opic` then calls ``part_opic.flush(md)``.
+    """
+    opic = restore_opic(md, config.opic)
+    FetchListener(opic, md, events=crawler.signals)
+    return opic
+
+
+def flush_worker_opic(opic: OPIC, md: Metadata) -> None:
+    """Called after each batch of ended claims: where the part OPIC sends its batched cash
+    and commits its checkpoint (SEAM, :func:`build_worker_opic`). The whole-store OPIC used
+    until then keeps its cash in this process: several workers writing one checkpoint key
+    would overwrite each other's, so nothing is written."""
+    del opic, md
+
+
+class CrawlWorker:
+    """One worker process on ``repository`` with ``config`` and ``settings``; ``resolver``
+    resolves names for its crawler (the simulated web's in the tests and the benchmark)."""
+
+    def __init__(
+        self,
+        repository: Path,
+        config: Config,
+        settings: WorkerSettings,
+        *,
+        resolver: Any = None,
+    ) -> None:
+        self.repository = repository
+        self.config = config
+        self.settings = settings
+        self.resolver = resolver
+        self.name = worker_name(settings.part, settings.parts)
+        self.started = time.time()
+        self.md: Metadata | None = None
+        self.failure: str | None = None
+        self.periodic = PeriodicJobs(on_disk_full=self.stop)
+        self._stop: asyncio.Event | None = None
+        self._last_beat = (self.started, 0)
+
+    def open(self) -> None:
+        """Open the store, refuse a part another live worker runs, build the parts."""
+        config, settings, repository = self.config, self.settings, self.repository
+        part, parts = settings.part, settings.parts
+        if target_of(repository / DATABASE).path is not None:
+            raise MetadataError(
+                f"{repository}: its metadata is an SQLite file; several workers share a "
+                "PostgreSQL store (`xyleme init --db postgresql://…`, docs/scaleout.md). "
+                "On SQLite run `xyleme run` without --workers"
+            )
+        md = Metadata.open(repository / DATABASE, settings=config.metadata)
+        try:
+            alive = md.replace_part(self.name, part, parts)
+            if alive:
+                other = alive[0]
+                raise MetadataError(
+                    f"part {part}/{parts} is already crawled by {other['name']} "
+                    f"(heartbeat {other['age']:.0f} s ago): one worker per part"
+                )
+            scope = check_start(config, commands.stored_seeds(md))
+        except BaseException:
+            md.close()
+            raise
+        self.md = md
+        self.clock = clock = restore_clock(md, config.clock.speed, time.time())
+        md.clock = clock
+        folder = f"part-{part}-of-{parts}"
+        archive = config.archive
+        info = {"isPartOf": repository.resolve().name}
+        self.archive = Archive(repository / archive.folder / folder, archive, clock, info)
+        self.archive.open()
+        spool = Path(config.crawler.spool_dir or repository / config.paths.spool) / folder
+        crawler_settings = spooled_settings(replace(config.crawler, spool_dir=str(spool)), spool)
+        self.crawler = crawler = Crawler(
+            md,
+            crawler_settings,
+            scope,
+            clock=clock,
+            resolver=self.resolver,
+            exchanges=self.archive if self.archive.active else None,
+            sink_for=lambda made: LoaderSink(
+                repository / config.paths.documents, md, made, clock, config.loader
+            ),
+        )
+        crawler.follows_links = False  # found links are stored; their part's owner claims them
+        self.sink = crawler.sink
+        self.opic = opic = build_worker_opic(md, config, crawler)
+        self.feed = ClaimFeed(
+            md,
+            crawler,
+            clock,
+            self.name,
+            (part, parts),
+            batch=settings.batch,
+            lease_s=settings.lease_s,
+            postpone_s=config.clock.time_unit,
+            on_written=lambda: flush_worker_opic(opic, md),
+        )
+        self._write_heartbeat()
+        log.info(
+            "worker %s started: part %d of %d, simulated time %s, lease %g s",
+            self.name,
+            part,
+            parts,
+            iso(clock.now()),
+            settings.lease_s,
+        )
+
+    async def run(self) -> None:
+        """Crawl the part until SIGTERM/SIGINT or :meth:`stop`; :class:`DaemonStopped` when
+        it stopped on an error (the CLI exits non-zero)."""
+        self._stop = asyncio.Event()
+        with stopping_on_signals(self.stop):
+            self.open()
+            crawling = None
+            try:
+                crawling = asyncio.create_task(self.crawler.run(until_idle=False), name="crawl")
+                self.periodic.start(self._jobs())
+                stopped = asyncio.create_task(self._stop.wait())
+                await asyncio.wait({crawling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+            finally:
+                self.periodic.pause()
+                if crawling is not None:
+                    self.crawler.stop()
+                    await crawling
+                await self.periodic.shutdown()
+                self.close()
+        if self.failure is not None:
+            raise DaemonStopped(self.failure)
+
+    def stop(self, failure: str | None = None) -> None:
+        """Ask :meth:`run` to stop (``failure`` says why, if it is an error)."""
+        if failure is not None and self.failure is None:
+            self.failure = failure
+            log.error("stopping: %s", failure)
+        if self._stop is not None:
+            self._stop.set()
+
+    def close(self) -> None:
+        """After the crawler's last commit: claims ended or given back, the row marked
+        stopped, the loader, archive and store closed."""
+        if self.md is None:
+            return
+        try:
+            released = self.feed.release()
+            self._write_heartbeat(state="stopped")
+            log.info("worker %s stopped: %d claims given back", self.name, released)
+        finally:
+            self.archive.close_now()
+            self.sink.close()
+            self.md.close()
+            self.md = None
+
+    def _jobs(self) -> list[tuple[str, Any, float]]:
+        unit_s = self.clock.real_seconds(self.config.clock.time_unit)
+        return [
+            ("feed", self.feed.feed, self.settings.feed_s),
+            ("heartbeat", self.beat, self.settings.heartbeat_s),
+            ("expire_waiting", self.sink.expire_waiting, max(1.0, unit_s)),
+        ]
+
+    async def beat(self) -> None:
+        """The heartbeat: leases renewed, the row written, the hosts' facts saved."""
+        await self.feed.renew()
+        hosts = self.crawler.host_snapshot()
+        await asyncio.to_thread(self._write_heartbeat)
+        await asyncio.to_thread(write_host_stats, self.md, hosts, self.clock.now())
+
+    def _write_heartbeat(self, state: str = "running") -> None:
+        now = time.time()
+        read = self.feed.read
+        then, before = self._last_beat
+        rate = (read - before) / (now - then) if now > then else 0.0
+        self._last_beat = (now, read)
+        settings = self.settings
+        self.md.heartbeat(
+            Heartbeat(
+                self.name,
+                "worker",
+                settings.part,
+                settings.parts,
+                os.getpid(),
+                socket.gethostname(),
+                self.crawler.frontier.hosts(),
+                read,
+                rate,
+                self.started,
+                state,
+            ),
+            now=now,
+        )
+
+
+def run_worker(repository: Path, config: Config, settings: WorkerSettings, **options: Any) -> None:
+    """Run one worker in a fresh event loop until it stops (``xyleme worker``)."""
+    asyncio.run(CrawlWorker(repository, config, settings, **options).run())
