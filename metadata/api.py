@@ -249,6 +249,8 @@ class ClaimsAPI(Protocol):
         self, url_ids: Iterable[int], worker: str, *, not_before: float | None = None
     ) -> int: ...
 
+    def make_due(self, url_ids: Iterable[int], at: float) -> int: ...
+
 
 @runtime_checkable
 class WorkersAPI(Protocol):

@@ -65,3 +65,18 @@ class ClaimWork(Store):
                     (not_before, worker, *chunk),
                 ).rowcount
         return finished
+
+    def make_due(self, url_ids: Iterable[int], at: float) -> int:
+        """Give the pages that have no due date one at ``at`` (simulated time): the retries
+        a coordinator's refresh pass plans (a failed page has no ``next_refresh`` of its
+        own), so a worker claims them. Pages already due keep their date (the most overdue
+        are claimed first). Returns how many got one."""
+        made = 0
+        with self._write() as conn:
+            for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), CHUNK):
+                made += conn.execute(
+                    "UPDATE pages SET next_refresh = ? "
+                    f"WHERE next_refresh IS NULL AND id IN ({marks(len(chunk))})",
+                    (at, *chunk),
+                ).rowcount
+        return made

@@ -18,6 +18,7 @@ folder, so workers on one machine never touch each other's files.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -209,15 +210,19 @@ class CrawlWorker:
         self._stop = asyncio.Event()
         with stopping_on_signals(self.stop):
             self.open()
-            crawling = None
+            crawling = feeding = None
             try:
                 crawling = asyncio.create_task(self.crawler.run(until_idle=False), name="crawl")
+                feeding = asyncio.create_task(self._feeding(), name="claims")
                 self.periodic.start(self._jobs())
                 stopped = asyncio.create_task(self._stop.wait())
                 await asyncio.wait({crawling, stopped}, return_when=asyncio.FIRST_COMPLETED)
                 stopped.cancel()
             finally:
+                self._stop.set()
                 self.periodic.pause()
+                if feeding is not None:
+                    await feeding  # its last look ends; no claim after it
                 if crawling is not None:
                     self.crawler.stop()
                     await crawling
@@ -249,10 +254,17 @@ class CrawlWorker:
             self.md.close()
             self.md = None
 
+    async def _feeding(self) -> None:
+        """The claims' loop: a look every ``feed_s`` (one at a time; a failure is logged and
+        the next look tries again, a full disk stops the worker) until the stop."""
+        while not self._stop.is_set():
+            await self.periodic.run(self.feed.feed, "claims")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.settings.feed_s)
+
     def _jobs(self) -> list[tuple[str, Any, float]]:
         unit_s = self.clock.real_seconds(self.config.clock.time_unit)
         return [
-            ("feed", self.feed.feed, self.settings.feed_s),
             ("heartbeat", self.beat, self.settings.heartbeat_s),
             ("expire_waiting", self.sink.expire_waiting, max(1.0, unit_s)),
         ]
@@ -279,7 +291,7 @@ class CrawlWorker:
                 settings.parts,
                 os.getpid(),
                 socket.gethostname(),
-                self.crawler.frontier.hosts(),
+                self.crawler.frontier.hosts,
                 read,
                 rate,
                 self.started,
