@@ -133,10 +133,10 @@ class Coordinator:
         while not self._stop.is_set():
             if await asyncio.to_thread(lock.try_acquire):
                 return True
+            await asyncio.to_thread(self._beat, "waiting")
             if not said:
                 log.info("coordinator %s waiting: another coordinator leads", self.name)
                 said = True
-            await asyncio.to_thread(self._beat, "waiting")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.poll_s)
         return False

@@ -91,6 +91,38 @@ def worker_name(part: int, parts: int) -> str:
     return f"{socket.gethostname()}:{os.getpid()}:part-{part}-of-{parts}"
 
 
+def replace_earlier_workers(md: Metadata, part: int, parts: int) -> None:
+    """Remove the rows of the earlier workers of this part (a restart replaces them), or
+    refuse to start beside one that still lives: one that beats, unless it is a process of
+    this machine that is gone (a ``kill -9`` a moment ago)."""
+    here = socket.gethostname()
+    for row in md.workers():
+        if row["role"] != "worker" or (row["part"], row["parts"]) != (part, parts):
+            continue
+        gone = row["host"] == here and not process_alive(int(row["pid"]))
+        if row["state"] == "running" and not row["stale"] and not gone:
+            raise MetadataError(
+                f"part {part}/{parts} is already crawled by {row['name']} "
+                f"(heartbeat {row['age']:.0f} s ago): one worker per part"
+            )
+        md.forget_worker(row["name"])
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine has this pid (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
 def build_worker_opic(md: Metadata, config: Config, crawler: Crawler) -> OPIC:
     """The worker's OPIC, credited on each committed fetch.
 
@@ -148,13 +180,7 @@ class CrawlWorker:
             )
         md = Metadata.open(repository / DATABASE, settings=config.metadata)
         try:
-            alive = md.replace_part(self.name, part, parts)
-            if alive:
-                other = alive[0]
-                raise MetadataError(
-                    f"part {part}/{parts} is already crawled by {other['name']} "
-                    f"(heartbeat {other['age']:.0f} s ago): one worker per part"
-                )
+            replace_earlier_workers(md, part, parts)
             scope = check_start(config, commands.stored_seeds(md))
         except BaseException:
             md.close()
