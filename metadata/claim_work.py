@@ -6,7 +6,8 @@ Ending a claim also ends the page's due date (``next_refresh`` back to NULL): th
 pass of the coordinator gives the page its next one from the read just committed, and until
 then the page is not due (a read page without ``next_refresh`` never is), so it is not read
 twice. A page the worker could not queue (its scope refuses it, say) is postponed instead:
-due again ``not_before``, so it does not come back at every claim.
+due again ``not_before`` (or at the next refresh pass, which plans every page anew), so it
+does not come back at every claim.
 """
 
 from __future__ import annotations
