@@ -5,8 +5,10 @@ page it fetches is one it claimed. :meth:`ClaimFeed.feed`, run every few tenths 
 ends the claims of the pages whose fetch is committed (``Metadata.finish_claims``: the page
 is then due only when the coordinator's refresh pass plans it), and when fewer than half a
 batch are outstanding, claims a batch of its part's due pages (most overdue first) and queues
-them: a page read before as a refresh (level 1, fetched conditionally), one never read as a
-discovery (level 2). A page the crawler refuses (out of scope, a trap) is postponed a time
+them: a page read before as a refresh (level 1, fetched conditionally with the validators
+the store holds), one never read at the scouting level (3) as the daemon queues its unread
+pages (it has no validators: looking them up would cost a round trip to the store per page,
+on the event loop). A page the crawler refuses (out of scope, a trap) is postponed a time
 unit rather than claimed again at once. The leases of the pages still waiting in the queue
 are renewed at each heartbeat (:meth:`ClaimFeed.renew`); a clean stop gives them back
 (:meth:`ClaimFeed.release`), a ``kill -9`` lets them run out.
@@ -106,10 +108,10 @@ class ClaimFeed:
         refused = [url_id for url_id, url, _ in pages if self.crawler.link_refusal(url)]
         gone = set(url_ids) - {url_id for url_id, _, _ in pages}
         refused_set = set(refused)
-        levels: dict[int, list[int]] = {Level.REFRESH: [], Level.DISCOVERY: []}
+        levels: dict[int, list[int]] = {Level.REFRESH: [], Level.SCOUTING: []}
         for url_id, _, read in pages:
             if url_id not in refused_set:
-                levels[Level.REFRESH if read else Level.DISCOVERY].append(url_id)
+                levels[Level.REFRESH if read else Level.SCOUTING].append(url_id)
         batches = [
             (np.asarray(ids, dtype=np.int64), level, np.zeros(len(ids)))
             for level, ids in levels.items()

@@ -207,6 +207,7 @@ class CrawlWorker:
             ),
         )
         crawler.follows_links = False  # found links are stored; their part's owner claims them
+        crawler.commits_in_thread = True  # PostgreSQL's round trips: the fetchers go on
         self.sink = crawler.sink
         self.opic = opic = build_worker_opic(md, config, crawler)
         self.feed = ClaimFeed(
