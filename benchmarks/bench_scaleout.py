@@ -41,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
+import psutil
 import psycopg
 
 from benchmarks.pgcluster import PostgresCluster, start_cluster
@@ -115,9 +116,33 @@ def read_count(repository: Path) -> int:
     return sum(count for kind, count in counts.items() if kind is not PageType.UNKNOWN)
 
 
-def crawl_rate(repository: Path, web: SimWebProcess, budget: int, *extra: str) -> dict:
+def tree_cpu(roots: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process of the trees rooted at ``roots``."""
+    spent: dict[int, float] = {}
+    for root in roots:
+        try:
+            top = psutil.Process(root)
+            processes = [top, *top.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            spent[process.pid] = times.user + times.system
+    return spent
+
+
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two :func:`tree_cpu` snapshots (a new process: all of it)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+
+
+def crawl_rate(repository: Path, web: SimWebProcess, budget: int, server: int, *extra: str) -> dict:
     """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
-    from the ``WARMUP``-th read to the budget."""
+    from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes and the
+    PostgreSQL server (``server``: its postmaster's pid) spent meanwhile, per page."""
     command = [sys.executable, "-m", "xyleme", "--repo", str(repository), "run", *extra]
     command += ["--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -130,10 +155,13 @@ def crawl_rate(repository: Path, web: SimWebProcess, budget: int, *extra: str) -
             now = time.monotonic()
             if warm_at is None and count >= WARMUP:
                 warm_at, warm_count = now, count
+                cpu_at_warm = tree_cpu([process.pid]), tree_cpu([server])
             if count >= budget:
                 break
             time.sleep(0.1)
         ended = time.monotonic()
+        ours = cpu_between(cpu_at_warm[0], tree_cpu([process.pid])) if warm_at else 0.0
+        theirs = cpu_between(cpu_at_warm[1], tree_cpu([server])) if warm_at else 0.0
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -143,11 +171,14 @@ def crawl_rate(repository: Path, web: SimWebProcess, budget: int, *extra: str) -
             process.wait()
     if warm_at is None or ended <= warm_at:
         return {"pages_per_s": None, "read": count, "seconds": None}
-    seconds = ended - warm_at
+    seconds, pages = ended - warm_at, count - warm_count
     return {
-        "pages_per_s": round((count - warm_count) / seconds, 1),
+        "pages_per_s": round(pages / seconds, 1),
         "read": count,
         "seconds": round(seconds, 2),
+        "cpu_ms_per_page": round(1000 * ours / pages, 2) if pages else None,
+        "server_cpu_ms_per_page": round(1000 * theirs / pages, 2) if pages else None,
+        "cores_used": round((ours + theirs) / seconds, 2),
     }
 
 
@@ -168,9 +199,14 @@ def crawl_rates(cluster: PostgresCluster, budget: int, pages: int) -> dict[str, 
                 cluster.admin(f"CREATE DATABASE {database}")
                 url = cluster.url(database)
             make_crawl_repository(repository, url, web.seed_urls)
-            runs[name] = crawl_rate(repository, web, budget, *extra)
+            runs[name] = crawl_rate(repository, web, budget, postmaster(cluster), *extra)
             print(f"  {name:20s} {runs[name]}", flush=True)
     return runs
+
+
+def postmaster(cluster: PostgresCluster) -> int:
+    """The pid of the cluster's server (its backends are its children)."""
+    return int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
 
 
 def make_crawl_repository(repository: Path, url: str | None, seeds: list[str]) -> None:
@@ -239,7 +275,7 @@ def main() -> None:
     mode.add_argument("--smoke", action="store_true", help="a small budget")
     args = parser.parse_args()
     batches, budget, pages = (
-        (2, 80, 400) if args.smoke else (10, 700, 3000) if args.quick else (100, 5000, 20000)
+        (2, 80, 400) if args.smoke else (4, 1200, 4000) if args.quick else (100, 5000, 20000)
     )
     cluster = start_cluster(durable=True)
     try:

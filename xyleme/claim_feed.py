@@ -63,6 +63,9 @@ class ClaimFeed:
         """Fetches committed since the worker started (reads, failures, dead pages)."""
         self.claimed = 0
         self._done: list[int] = []
+        self.running_low = asyncio.Event()
+        """Set when fewer than half a batch of claimed pages wait: look now, not at the
+        next tick (a page found is then fetched a commit and a claim after its finding)."""
         for signal in (signals.page_fetched, signals.page_failed, signals.page_dead):
             crawler.signals.connect(signal, self._committed)
 
@@ -71,9 +74,12 @@ class ClaimFeed:
         self.read += 1
         if event.result.url_id in self.outstanding:
             self._done.append(event.result.url_id)
+            if len(self.outstanding) - len(self._done) < self.batch // 2:
+                self.running_low.set()
 
     async def feed(self) -> None:
         """End the committed pages' claims, then claim and queue more if the queue runs low."""
+        self.running_low.clear()
         await self.finish()
         room = self.batch - len(self.outstanding)
         if room < max(1, self.batch // 2):

@@ -18,7 +18,6 @@ folder, so workers on one machine never touch each other's files.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -75,7 +74,7 @@ class WorkerSettings:
 
     part: int
     parts: int
-    batch: int = 200
+    batch: int = 1000
     """pages claimed at once (a new batch is claimed when fewer than half are left)"""
     lease_s: float = 300.0
     """wall-clock seconds a claim lasts unless renewed: how long a killed worker's hosts
@@ -282,12 +281,18 @@ class CrawlWorker:
             self.md = None
 
     async def _feeding(self) -> None:
-        """The claims' loop: a look every ``feed_s`` (one at a time; a failure is logged and
-        the next look tries again, a full disk stops the worker) until the stop."""
+        """The claims' loop: a look every ``feed_s``, or as soon as the queue runs low (one
+        at a time; a failure is logged and the next look tries again, a full disk stops the
+        worker) until the stop."""
         while not self._stop.is_set():
             await self.periodic.run(self.feed.feed, "claims")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.settings.feed_s)
+            woken = [asyncio.ensure_future(self._stop.wait())]
+            woken.append(asyncio.ensure_future(self.feed.running_low.wait()))
+            await asyncio.wait(
+                woken, timeout=self.settings.feed_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            for waiter in woken:
+                waiter.cancel()
 
     def _jobs(self) -> list[tuple[str, Any, float]]:
         unit_s = self.clock.real_seconds(self.config.clock.time_unit)
