@@ -41,15 +41,9 @@ class ClaimWork(Store):
     def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int:
         """Extend ``worker``'s leases on these pages to ``until`` (wall clock); returns how
         many it still held (a lease that ran out may be another worker's now)."""
-        renewed = 0
-        with self._write() as conn:
-            for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), CHUNK):
-                renewed += conn.execute(
-                    "UPDATE pages SET claimed_until = ? "
-                    f"WHERE claimed_by = ? AND id IN ({marks(len(chunk))})",
-                    (until, worker, *chunk),
-                ).rowcount
-        return renewed
+        return self._update_pages(
+            "SET claimed_until = ? WHERE claimed_by = ?", (until, worker), url_ids
+        )
 
     def finish_claims(
         self, url_ids: Iterable[int], worker: str, *, not_before: float | None = None
@@ -57,27 +51,26 @@ class ClaimWork(Store):
         """End ``worker``'s claims on pages whose fetch is committed: not due until the next
         refresh pass plans them (``next_refresh`` NULL), or, with ``not_before``, due again
         then (pages it could not queue). Returns how many claims it still held."""
-        finished = 0
-        with self._write() as conn:
-            for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), CHUNK):
-                finished += conn.execute(
-                    "UPDATE pages SET claimed_by = NULL, claimed_until = NULL, next_refresh = ? "
-                    f"WHERE claimed_by = ? AND id IN ({marks(len(chunk))})",
-                    (not_before, worker, *chunk),
-                ).rowcount
-        return finished
+        return self._update_pages(
+            "SET claimed_by = NULL, claimed_until = NULL, next_refresh = ? WHERE claimed_by = ?",
+            (not_before, worker),
+            url_ids,
+        )
 
     def make_due(self, url_ids: Iterable[int], at: float) -> int:
         """Give the pages that have no due date one at ``at`` (simulated time): the retries
         a coordinator's refresh pass plans (a failed page has no ``next_refresh`` of its
         own), so a worker claims them. Pages already due keep their date (the most overdue
         are claimed first). Returns how many got one."""
-        made = 0
+        return self._update_pages("SET next_refresh = ? WHERE next_refresh IS NULL", (at,), url_ids)
+
+    def _update_pages(self, change: str, params: tuple, url_ids: Iterable[int]) -> int:
+        """``UPDATE pages {change} AND id IN (…)`` over the pages, in chunks, in one
+        transaction; how many rows it changed."""
+        changed = 0
         with self._write() as conn:
             for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), CHUNK):
-                made += conn.execute(
-                    "UPDATE pages SET next_refresh = ? "
-                    f"WHERE next_refresh IS NULL AND id IN ({marks(len(chunk))})",
-                    (at, *chunk),
+                changed += conn.execute(
+                    f"UPDATE pages {change} AND id IN ({marks(len(chunk))})", (*params, *chunk)
                 ).rowcount
-        return made
+        return changed

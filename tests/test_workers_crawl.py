@@ -15,23 +15,14 @@ from click.testing import CliRunner
 
 from conventions import host_hash
 from metadata import VersionStore
-from tests.daemon_fixtures import RunningDaemon, read_pages, wait_until
+from tests.daemon_fixtures import FAST_CRAWL, RunningDaemon, read_pages, wait_until
 from xyleme.cli import cli
 from xyleme.simweb import SimWebProcess, SimWebSettings
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """
-[store]
-url = "{url}"
-
-[crawler]
-scope = ["simweb.test"]
-min_delay = 0.0
-max_crawl_delay = 0.0
-per_host_concurrency = 4
-shutdown_deadline = 2.0
-"""
+CONFIG = '[store]\nurl = "{url}"\n' + FAST_CRAWL
+"""The daemon tests' fast crawl of the simulated web, in the test's PostgreSQL store."""
 
 
 @pytest.fixture(scope="module")

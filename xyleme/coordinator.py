@@ -37,7 +37,7 @@ from xyleme.jobs import RankingPass, RefreshPass, restore_opic
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock, save_clock
-from xyleme.stopping import DaemonStopped, stopping_on_signals
+from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +121,7 @@ class Coordinator:
         """Ask :meth:`run` to stop (``failure`` says why, if it is an error)."""
         if self.md is not None and self.leading:
             self.ranking.cancel()
-        if failure is not None and self.failure is None:
-            self.failure = failure
-            log.error("stopping: %s", failure)
+        self.failure = first_failure(self.failure, failure)
         if self._stop is not None:
             self._stop.set()
 

@@ -39,7 +39,7 @@ from xyleme.loading import LoaderSink
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock
-from xyleme.stopping import DaemonStopped, stopping_on_signals
+from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
 from xyleme.workers import spooled_settings
 
 log = logging.getLogger(__name__)
@@ -259,9 +259,7 @@ class CrawlWorker:
 
     def stop(self, failure: str | None = None) -> None:
         """Ask :meth:`run` to stop (``failure`` says why, if it is an error)."""
-        if failure is not None and self.failure is None:
-            self.failure = failure
-            log.error("stopping: %s", failure)
+        self.failure = first_failure(self.failure, failure)
         if self._stop is not None:
             self._stop.set()
 
