@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-RUNNING, STOPPED, WAITING = "running", "stopped", "waiting"
+RUNNING, STOPPED = "running", "stopped"
 """A row's ``state``: a working process (a leading coordinator too), one that stopped
-cleanly, a coordinator waiting for the lead."""
+cleanly; also ``waiting`` (a coordinator waiting for the lead) and ``paused`` (a worker
+paused by ``xyleme pause``)."""
 
 STALE_AFTER = 15.0
 """Real seconds without a heartbeat after which a running process is shown as stale

@@ -167,3 +167,25 @@ def test_a_second_coordinator_waits_and_takes_over_when_the_first_dies(repo):
         first.kill()
         if second is not None:
             second.kill()
+
+
+def test_a_pause_stops_the_workers_fetching_and_gives_their_claims_back(repo, web):
+    options = ("--part", "0/1", "--simweb-port", str(web.port))
+    worker = RunningDaemon(repo, *options, command="worker")
+    try:
+        worker.wait_for("started", timeout=60)
+        wait_until(lambda: len(read_pages(repo)) >= 30, timeout=120)
+        name = workers(repo)[0]["name"]
+        assert CliRunner().invoke(cli, ["--repo", str(repo), "pause"]).exit_code == 0
+        worker.wait_for("paused (`xyleme pause`)", timeout=30)
+        wait_until(lambda: workers(repo)[0]["state"] == "paused", timeout=30)
+        assert claims(status_url(repo), name) == {}
+        paused_at = len(read_pages(repo))
+        time.sleep(1.0)
+        assert len(read_pages(repo)) == paused_at  # nothing fetched while paused
+        assert CliRunner().invoke(cli, ["--repo", str(repo), "resume"]).exit_code == 0
+        worker.wait_for("resumed (`xyleme resume`)", timeout=30)
+        wait_until(lambda: len(read_pages(repo)) > paused_at, timeout=60)
+        assert worker.stop(signal.SIGTERM) == 0
+    finally:
+        worker.kill()

@@ -63,6 +63,9 @@ class ClaimFeed:
         """Fetches committed since the worker started (reads, failures, dead pages)."""
         self.claimed = 0
         self._done: list[int] = []
+        self.paused = False
+        """Set while the operator pauses fetching (``xyleme pause``): no claim is taken."""
+        self._turn = asyncio.Lock()  # one look at a time: a give-back never races a claim
         self.running_low = asyncio.Event()
         """Set when fewer than half a batch of claimed pages wait: look now, not at the
         next tick (a page found is then fetched a commit and a claim after its finding)."""
@@ -79,8 +82,19 @@ class ClaimFeed:
 
     async def feed(self) -> None:
         """End the committed pages' claims, then claim and queue more if the queue runs low."""
-        self.running_low.clear()
-        await self.finish()
+        async with self._turn:
+            self.running_low.clear()
+            await self.finish()
+            if not self.paused:
+                await self._claim()
+
+    async def give_back(self) -> int:
+        """End the committed pages' claims and give the others back (the crawler stopped:
+        a pause); how many were given back."""
+        async with self._turn:
+            return await asyncio.to_thread(self.release)
+
+    async def _claim(self) -> None:
         room = self.batch - len(self.outstanding)
         if room < max(1, self.batch // 2):
             return

@@ -32,6 +32,7 @@ from ranking.opic import OPIC
 from xyleme import commands
 from xyleme.archive import Archive
 from xyleme.claim_feed import ClaimFeed
+from xyleme.commands import is_paused
 from xyleme.config import Config
 from xyleme.crawler import Crawler
 from xyleme.jobs import FetchListener, restore_opic
@@ -40,7 +41,7 @@ from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock
 from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
-from xyleme.workers import spooled_settings
+from xyleme.workers import Workers, spooled_settings
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ def replace_earlier_workers(md: Metadata, part: int, parts: int) -> None:
         if row["role"] != "worker" or (row["part"], row["parts"]) != (part, parts):
             continue
         gone = row["host"] == here and not process_alive(int(row["pid"]))
-        if row["state"] == "running" and not row["stale"] and not gone:
+        if row["state"] != "stopped" and not row["stale"] and not gone:
             raise MetadataError(
                 f"part {part}/{parts} is already crawled by {row['name']} "
                 f"(heartbeat {row['age']:.0f} s ago): one worker per part"
@@ -208,6 +209,7 @@ class CrawlWorker:
         crawler.follows_links = False  # found links are stored; their part's owner claims them
         crawler.commits_in_thread = True  # PostgreSQL's round trips: the fetchers go on
         self.sink = crawler.sink
+        self.fetching = Workers(crawler)  # the crawler's run, stopped by a pause
         self.opic = opic = build_worker_opic(md, config, crawler)
         self.feed = ClaimFeed(
             md,
@@ -236,22 +238,18 @@ class CrawlWorker:
         self._stop = asyncio.Event()
         with stopping_on_signals(self.stop):
             self.open()
-            crawling = feeding = None
+            feeding = None
             try:
-                crawling = asyncio.create_task(self.crawler.run(until_idle=False), name="crawl")
+                await self._follow_pause()
                 feeding = asyncio.create_task(self._feeding(), name="claims")
                 self.periodic.start(self._jobs())
-                stopped = asyncio.create_task(self._stop.wait())
-                await asyncio.wait({crawling, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                stopped.cancel()
+                await self._stop.wait()
             finally:
                 self._stop.set()
                 self.periodic.pause()
                 if feeding is not None:
                     await feeding  # its last look ends; no claim after it
-                if crawling is not None:
-                    self.crawler.stop()
-                    await crawling
+                await self.fetching.stop()
                 await self.periodic.shutdown()
                 self.close()
         if self.failure is not None:
@@ -299,14 +297,32 @@ class CrawlWorker:
             ("expire_waiting", self.sink.expire_waiting, max(1.0, unit_s)),
         ]
 
+    async def _follow_pause(self) -> None:
+        """Fetch, or not, as ``xyleme pause`` / ``resume`` stored it (the workers have no
+        command table: they read the store's flag at each heartbeat). A pause stops the
+        crawler (in-flight fetches committed) and gives its claims back."""
+        paused = await asyncio.to_thread(is_paused, self.md)
+        if paused and not self.feed.paused:
+            log.info("paused (`xyleme pause`): fetching stops, claims given back")
+            self.feed.paused = True
+            await self.fetching.stop()
+            await self.feed.give_back()
+        elif not paused and not self.fetching.running:
+            if self.feed.paused:
+                log.info("resumed (`xyleme resume`): fetching again")
+            self.feed.paused = False
+            self.fetching.start()
+
     async def beat(self) -> None:
-        """The heartbeat: leases renewed, the row written, the hosts' facts saved."""
+        """The heartbeat: pause followed, leases renewed, the row written, the hosts'
+        facts saved."""
+        await self._follow_pause()
         await self.feed.renew()
         hosts = self.crawler.host_snapshot()
         await asyncio.to_thread(self._write_heartbeat)
         await asyncio.to_thread(write_host_stats, self.md, hosts, self.clock.now())
 
-    def _write_heartbeat(self, state: str = "running") -> None:
+    def _write_heartbeat(self, state: str | None = None) -> None:
         now = time.time()
         read = self.feed.read
         then, before = self._last_beat
@@ -325,7 +341,7 @@ class CrawlWorker:
                 read,
                 rate,
                 self.started,
-                state,
+                state or ("paused" if self.feed.paused else "running"),
             ),
             now=now,
         )

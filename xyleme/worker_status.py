@@ -23,7 +23,8 @@ def heartbeat_text(row: dict[str, Any]) -> str:
         return f"STALE: no heartbeat for {age:.0f} s"
     if row["state"] == "stopped":
         return f"stopped {age:.0f} s ago"
-    return f"heartbeat {age:.1f} s ago"
+    paused = "paused, " if row["state"] == "paused" else ""
+    return f"{paused}heartbeat {age:.1f} s ago"
 
 
 def worker_line(row: dict[str, Any]) -> str:
