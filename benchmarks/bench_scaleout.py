@@ -102,6 +102,8 @@ shutdown_deadline = 2.0
 """
 WARMUP = 20
 """First reads before the clock starts: the processes' start-up is not the crawl."""
+MIN_TIMED_PAGES = 20
+"""Fewer pages read in the timed window (polled every 0.1 s) make no rate."""
 CRAWL_TIMEOUT_S = 120.0
 """A run that has not read its budget by then is stopped and measured as it is."""
 
@@ -169,9 +171,14 @@ def crawl_rate(repository: Path, web: SimWebProcess, budget: int, server: int, *
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    if warm_at is None or ended <= warm_at:
-        return {"pages_per_s": None, "read": count, "seconds": None}
+    stop_s = time.monotonic() - ended
+    if warm_at is None:
+        why = f"read {count} pages only before the {CRAWL_TIMEOUT_S:g} s timeout"
+        return {"pages_per_s": None, "read": count, "seconds": None, "why": why}
     seconds, pages = ended - warm_at, count - warm_count
+    if pages < MIN_TIMED_PAGES:
+        why = f"read its budget ({count}) within {seconds:.2f} s of its warm-up: too fast to time"
+        return {"pages_per_s": None, "read": count, "seconds": None, "why": why}
     return {
         "pages_per_s": round(pages / seconds, 1),
         "read": count,
@@ -179,6 +186,8 @@ def crawl_rate(repository: Path, web: SimWebProcess, budget: int, server: int, *
         "cpu_ms_per_page": round(1000 * ours / pages, 2) if pages else None,
         "server_cpu_ms_per_page": round(1000 * theirs / pages, 2) if pages else None,
         "cores_used": round((ours + theirs) / seconds, 2),
+        "start_s": round(warm_at - started, 2),
+        "stop_s": round(stop_s, 2),
     }
 
 
@@ -275,7 +284,7 @@ def main() -> None:
     mode.add_argument("--smoke", action="store_true", help="a small budget")
     args = parser.parse_args()
     batches, budget, pages = (
-        (2, 80, 400) if args.smoke else (4, 1200, 4000) if args.quick else (100, 5000, 20000)
+        (2, 250, 1500) if args.smoke else (4, 1200, 4000) if args.quick else (100, 5000, 20000)
     )
     cluster = start_cluster(durable=True)
     try:
@@ -297,16 +306,18 @@ def main() -> None:
         f"postgres {postgres_ratio:.2f} (vs raw COPY {copy_ratio:.2f})"
     )
     pages_per_s = {name: run["pages_per_s"] for name, run in runs.items()}
+    unmeasured = sorted(name for name, rate in pages_per_s.items() if rate is None)
     result = {
         "pages_per_s": pages_per_s,
         "pg1_over_sqlite": ratio(pages_per_s["postgres_1_worker"], pages_per_s["sqlite_daemon"]),
         "pg2_over_pg1": ratio(pages_per_s["postgres_2_workers"], pages_per_s["postgres_1_worker"]),
         "crawl_runs": runs,
         "metadata_write_rows_per_s": rates,
-        "notes": {
-            name: f"read {run['read']} pages only before the {CRAWL_TIMEOUT_S:g} s timeout"
-            for name, run in runs.items()
-            if run["pages_per_s"] is None
+        "notes": {name: run["why"] for name, run in runs.items() if "why" in run}
+        | {
+            key: f"{', '.join(unmeasured)} not measured (see its note)"
+            for key in ("pg1_over_sqlite", "pg2_over_pg1")
+            if unmeasured
         },
     }
     print(json.dumps(result))
