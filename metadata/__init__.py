@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         StateAPI,
         StatusAPI,
         VersionsAPI,
+        WorkersAPI,
     )
     from metadata.cash_transfers import (
         TOTAL_CASH,
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
         VersionNotFound,
     )
     from metadata.glance import Glance
+    from metadata.heartbeats import STALE_AFTER, Heartbeat
+    from metadata.leader import CoordinatorLock, LeadLost
     from metadata.manager import Metadata, migrate_store
     from metadata.reports import HOST_FIELDS, host_report, write_host_stats
     from metadata.revisits import RevisitIndex, Stored
@@ -110,6 +113,11 @@ _HOME = {
     "StateAPI": "api",
     "StatusAPI": "api",
     "VersionsAPI": "api",
+    "WorkersAPI": "api",
+    "Heartbeat": "heartbeats",
+    "STALE_AFTER": "heartbeats",
+    "CoordinatorLock": "leader",
+    "LeadLost": "leader",
     "AcceleratedClock": "clock",
     "Clock": "clock",
     "ManualClock": "clock",
@@ -168,6 +176,7 @@ __all__ = [
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "STALE_AFTER",
     "TOTAL_CASH",
     "AcceleratedClock",
     "CashPart",
@@ -178,12 +187,15 @@ __all__ = [
     "Change",
     "Check",
     "Clock",
+    "CoordinatorLock",
     "CoreAPI",
     "DocumentNotFound",
     "FetchResult",
     "FetchesAPI",
     "Glance",
+    "Heartbeat",
     "InvalidURL",
+    "LeadLost",
     "LinksAPI",
     "LoadStatus",
     "ManualClock",
@@ -219,6 +231,7 @@ __all__ = [
     "VersionNotFound",
     "VersionStore",
     "VersionsAPI",
+    "WorkersAPI",
     "canonicalize_url",
     "encode_clock",
     "host_report",

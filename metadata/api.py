@@ -40,6 +40,7 @@ import numpy as np
 
 from metadata.cash_transfers import CashPart, CashTotal
 from metadata.clock import Clock
+from metadata.heartbeats import Heartbeat
 from metadata.link_matrix import LinkMatrix
 from metadata.revisits import Stored
 from metadata.types import FetchResult, LoadStatus, Observation, PageRecord, PageType, RejectedLink
@@ -241,6 +242,27 @@ class ClaimsAPI(Protocol):
 
     def claimed_by(self, worker: str) -> list[int]: ...
 
+    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool]]: ...
+
+    def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int: ...
+
+    def finish_claims(
+        self, url_ids: Iterable[int], worker: str, *, not_before: float | None = None
+    ) -> int: ...
+
+    def make_due(self, url_ids: Iterable[int], at: float) -> int: ...
+
+
+@runtime_checkable
+class WorkersAPI(Protocol):
+    """The heartbeats of the crawl workers and coordinators sharing the store (issue 20)."""
+
+    def heartbeat(self, heartbeat: Heartbeat, *, now: float) -> None: ...
+
+    def workers(self, *, now: float | None = None) -> list[dict]: ...
+
+    def forget_worker(self, name: str) -> bool: ...
+
 
 @runtime_checkable
 class CashTransfersAPI(Protocol):
@@ -276,6 +298,7 @@ class MetadataAPI(
     StateAPI,
     RanksAPI,
     ClaimsAPI,
+    WorkersAPI,
     CashTransfersAPI,
     Protocol,
 ):

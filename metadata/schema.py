@@ -20,6 +20,8 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``host_fetches`` — the fetches of each host by status, summed over every run (version 4).
 * ``pages.host_hash``, ``claimed_by``, ``claimed_until`` — the host-hash parts and the
   leases of several crawl workers (version 5).
+* ``workers`` — the heartbeats of the crawl workers and coordinators sharing the store
+  (version 6).
 * ``cash_parts`` and ``cash_transfers`` — OPIC's cash across crawl workers: each part's
   books and the cash in flight between parts (version 7).
 * ``meta`` — the application marker and the schema version.
@@ -134,6 +136,31 @@ def add_claims(conn: Connection) -> None:
     )
 
 
+def add_workers(conn: Connection) -> None:
+    """Version 6: ``workers``, one row per crawl worker or coordinator process sharing the
+    store (issue 20, :mod:`metadata.heartbeats`): its role, part of the hosts (worker I of
+    N), process and machine, the hosts it holds, the pages it read and its rate, and its
+    last heartbeat (wall-clock seconds: a row whose heartbeat is old is a dead process's)."""
+    conn.execute(
+        """
+        CREATE TABLE workers (
+          name TEXT PRIMARY KEY,
+          role TEXT NOT NULL,
+          part INTEGER,
+          parts INTEGER,
+          pid INTEGER NOT NULL,
+          host TEXT NOT NULL,
+          hosts_owned BIGINT NOT NULL,
+          pages_read BIGINT NOT NULL,
+          pages_per_s DOUBLE PRECISION NOT NULL,
+          started DOUBLE PRECISION NOT NULL,
+          heartbeat DOUBLE PRECISION NOT NULL,
+          state TEXT NOT NULL
+        )
+        """
+    )
+
+
 def add_cash_transfers(conn: Connection) -> None:
     """Version 7 (issue 20's second migration of part 2, after the workers' version 6): OPIC's
     cash across crawl workers (OPIC §4.1, :mod:`metadata.cash_transfers`). ``cash_parts``,
@@ -177,7 +204,7 @@ MIGRATIONS: list[Migration] = [
     add_host_stats,
     add_host_fetches,
     add_claims,
-    # the workers' version 6 goes here when the branches merge; then the next line is 7
+    add_workers,
     add_cash_transfers,
 ]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's

@@ -234,6 +234,8 @@ class LinkAdmission:
         host's robots.txt (already known) disallows is recorded at once, without a trip
         through the queue and a worker; the links over budget are recorded together.
         """
+        if not self.follows_links:  # a crawl worker: the links are stored, their owner claims
+            return
         now = time.monotonic()
         over_budget: list[tuple[str, str, int | None]] = []
         known = ids if ids is not None else [None] * len(links)

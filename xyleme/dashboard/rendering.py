@@ -12,6 +12,7 @@ import numpy as np
 from aiohttp import web
 
 from xyleme.dashboard.keys import HISTORY, TEMPLATES
+from xyleme.worker_status import heartbeat_text
 
 NAV = (
     ("/", "Overview"),
@@ -30,6 +31,7 @@ def templates() -> jinja2.Environment:
     )
     env.filters["when"] = when
     env.filters["num"] = _num
+    env.filters["heartbeat"] = heartbeat_text  # a crawl worker's, stale ones said so
     env.filters["changed_class"] = lambda changed: {None: "first", True: "changed"}.get(
         changed, "unchanged"
     )
