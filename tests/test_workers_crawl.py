@@ -1,6 +1,7 @@
 """Several crawl workers over one PostgreSQL store, as processes on the simulated web: each
 fetches only its part's hosts, ``run --workers`` restarts a dead one, a ``kill -9`` loses no
-committed page and its hosts wait for their leases, and a second coordinator takes over."""
+committed page and its hosts wait for their leases, OPIC's total cash over the parts is
+conserved through a kill, and a second coordinator takes over."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from conventions import host_hash
-from metadata import VersionStore
+from metadata import Metadata, VersionStore
 from tests.daemon_fixtures import FAST_CRAWL, RunningDaemon, read_pages, wait_until
 from xyleme.cli import cli
+from xyleme.jobs import cash_drift
 from xyleme.simweb import SimWebProcess, SimWebSettings
 
 pytestmark = pytest.mark.slow
@@ -110,6 +112,11 @@ def test_run_workers_splits_the_hosts_restarts_a_dead_worker_and_stops_cleanly(r
     for part in (0, 1):
         fetched = crawl_log_hosts(repo, part, 2)
         assert fetched and {owner for _, owner in fetched} == {part}
+    with Metadata.open(status_url(repo)) as md:  # OPIC's cash over the parts, kill included
+        books = md.cash_parts()
+        assert sorted(book.part for book in books) == [0, 1]
+        assert all(book.epoch > 0 and book.g > 0 for book in books), books
+        assert cash_drift(md) <= 1e-9
 
 
 def status_url(repo) -> str:
