@@ -3,15 +3,14 @@ live figures of a running daemon, and pagination links."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-import numpy as np
 from aiohttp import web
 
 from xyleme.dashboard.keys import HISTORY, TEMPLATES
+from xyleme.timestamps import when
 
 NAV = (
     ("/", "Overview"),
@@ -28,19 +27,12 @@ def templates() -> jinja2.Environment:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["when"] = when
+    env.filters["when"] = lambda seconds: when(seconds, none="-")
     env.filters["num"] = _num
     env.filters["changed_class"] = lambda changed: {None: "first", True: "changed"}.get(
         changed, "unchanged"
     )
     return env
-
-
-def when(seconds: float | None) -> str:
-    """A time as UTC text, "-" when unknown."""
-    if seconds is None or not isinstance(seconds, int | float) or not np.isfinite(seconds):
-        return "-"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _num(value: Any) -> str:

@@ -22,8 +22,9 @@ from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
 from xyleme.dashboard.queries import QueryBusy, QueryFailed
-from xyleme.dashboard.rendering import live_figures, pager, render, when
+from xyleme.dashboard.rendering import live_figures, pager, render
 from xyleme.dashboard.warehouse import DOCUMENTS
+from xyleme.timestamps import when
 
 TIME_FIELDS = frozenset(
     {"first_access", "last_access", "last_change", "last_modified", "next_refresh", "discovered_at"}
