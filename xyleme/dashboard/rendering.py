@@ -62,13 +62,10 @@ def render(
 
 
 def live_figures(request: web.Request) -> dict[str, Any] | None:
-    """The running daemon's latest live figures and rates, None when there is no daemon."""
+    """The running daemon's latest live figures and rates, None when there is no daemon
+    (shared between requests: read them, never change them)."""
     history = request.app.get(HISTORY)
-    if history is None:
-        return None
-    figures = dict(history.latest())
-    figures["rates"] = history.rates()
-    return figures
+    return None if history is None else history.shown()
 
 
 def pager(path: str, params: dict[str, str], offset: int, limit: int, total: int) -> dict:

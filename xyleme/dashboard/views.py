@@ -9,6 +9,7 @@ loop, which a daemon may share, only renders.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import numpy as np
@@ -17,11 +18,20 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS, STATUS_PROCESS
+from xyleme.dashboard.keys import (
+    ADMIN_TOKEN,
+    FIGURES,
+    QUERIES,
+    SETTINGS,
+    STATUS,
+    STATUS_BODY,
+    STATUS_PROCESS,
+    STATUS_SHOWN,
+)
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
-from xyleme.dashboard.queries import QueryBusy, QueryFailed
+from xyleme.dashboard.queries import QueryAbandoned, QueryBusy, QueryFailed, unless_gone
 from xyleme.dashboard.rendering import live_figures, pager, render
 from xyleme.dashboard.warehouse import DOCUMENTS
 from xyleme.timestamps import when
@@ -47,11 +57,17 @@ async def _status(request: web.Request) -> dict[str, Any]:
     if live is None:
         return status
     now = live.get("now")
-    return {**status, "live": live, "now": status["now"] if now is None else float(now)}
+    return request.app[STATUS_SHOWN].get(
+        (status, live),
+        lambda: {**status, "live": live, "now": status["now"] if now is None else float(now)},
+    )
 
 
 async def api_status(request: web.Request) -> web.Response:
-    return web.json_response(await _status(request))
+    """The status as JSON, encoded once per change of its parts (:class:`.cache.Memo`)."""
+    status = await _status(request)
+    body = request.app[STATUS_BODY].get((status,), lambda: json.dumps(status).encode())
+    return web.Response(body=body, content_type="application/json")
 
 
 async def overview(request: web.Request) -> web.Response:
@@ -262,10 +278,13 @@ async def _query(request: web.Request) -> dict[str, Any]:
     if not folder.is_dir():
         return answer
     try:
-        results, more, last = await request.app[QUERIES].run(
-            folder, xpath, offset, limit, None if cursor is None else cursor[1]
+        results, more, last = await unless_gone(
+            lambda: request.transport is None or request.transport.is_closing(),
+            request.app[QUERIES].run(
+                folder, xpath, offset, limit, None if cursor is None else cursor[1]
+            ),
         )
-    except QueryFailed as error:
+    except (QueryFailed, QueryAbandoned) as error:  # an abandoned query's answer goes nowhere
         answer["error"] = str(error)
         return answer
     except QueryBusy as error:
