@@ -17,7 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from xyleme.dashboard import admin, hosts, pagelists, urls, views
-from xyleme.dashboard.cache import Memo, Refreshed
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import PageNotFound, RepositoryFigures, ScheduleUnavailable
 from xyleme.dashboard.keys import (
     ACTIONS,
@@ -27,9 +27,7 @@ from xyleme.dashboard.keys import (
     QUERIES,
     SETTINGS,
     STATUS,
-    STATUS_BODY,
     STATUS_PROCESS,
-    STATUS_SHOWN,
     TEMPLATES,
 )
 from xyleme.dashboard.live import AdminActions, LiveFigures, LiveHistory
@@ -98,7 +96,6 @@ def create_app(
     refresh = refresh_settings(repo_dir)
     app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh)
     app[STATUS] = Refreshed(settings.cache_seconds)
-    app[STATUS_SHOWN], app[STATUS_BODY] = Memo(), Memo()
     if live is not None:  # a daemon shares this process: its figures take none of its GIL
         app[STATUS_PROCESS] = StatusProcess(app[FIGURES], settings, refresh)
     app[TEMPLATES] = templates()

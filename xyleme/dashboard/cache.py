@@ -30,6 +30,8 @@ class Refreshed(Generic[T]):
 
     def __init__(self, max_age: float) -> None:
         self.max_age = max_age
+        self.shown: Memo[Any] = Memo()
+        """What the requests make of the value (kept while it and their other inputs last)."""
         self._value: T | None = None
         self._at = -float("inf")
         self._task: asyncio.Task[None] | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import jinja2
 from aiohttp import web
 
-from xyleme.dashboard.cache import Memo, Refreshed
+from xyleme.dashboard.cache import Refreshed
 from xyleme.dashboard.figures import RepositoryFigures
 from xyleme.dashboard.live import AdminActions, LiveHistory
 from xyleme.dashboard.queries import QueryPool
@@ -25,5 +25,3 @@ TEMPLATES = web.AppKey("templates", jinja2.Environment)
 QUERIES = web.AppKey("queries", QueryPool)
 STATUS = web.AppKey("status", Refreshed)
 STATUS_PROCESS = web.AppKey("status_process", StatusProcess)
-STATUS_SHOWN = web.AppKey("status_shown", Memo)  # the status merged with the live figures
-STATUS_BODY = web.AppKey("status_body", Memo)  # and its JSON

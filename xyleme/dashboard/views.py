@@ -18,16 +18,7 @@ from markupsafe import Markup
 
 from xyleme.dashboard import svg
 from xyleme.dashboard.figures import ScheduleUnavailable
-from xyleme.dashboard.keys import (
-    ADMIN_TOKEN,
-    FIGURES,
-    QUERIES,
-    SETTINGS,
-    STATUS,
-    STATUS_BODY,
-    STATUS_PROCESS,
-    STATUS_SHOWN,
-)
+from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATUS, STATUS_PROCESS
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
@@ -44,30 +35,34 @@ TIME_FIELDS = frozenset(
 # ---------------------------------------------------------------------- Overview
 
 
-async def _status(request: web.Request) -> dict[str, Any]:
+async def _shown_status(request: web.Request) -> tuple[dict[str, Any], bytes]:
     """The repository's figures (at most ``cache_seconds`` old, never computed on the
-    request's path but the first) with the daemon's live figures of this instant."""
+    request's path but the first) with the daemon's live figures of this instant, and their
+    JSON: made once per change of either, shared by the requests in between."""
     figures, live = request.app[FIGURES], live_figures(request)
     process = request.app.get(STATUS_PROCESS)
-    status = await request.app[STATUS].get(
+    cache = request.app[STATUS]
+    status = await cache.get(
         (lambda: process.status(live))
         if process is not None
         else (lambda: asyncio.to_thread(figures.status, live))
     )
-    if live is None:
-        return status
-    now = live.get("now")
-    return request.app[STATUS_SHOWN].get(
-        (status, live),
-        lambda: {**status, "live": live, "now": status["now"] if now is None else float(now)},
-    )
+    return cache.shown.get((status, live), lambda: _merged(status, live))
+
+
+def _merged(status: dict[str, Any], live: dict[str, Any] | None) -> tuple[dict[str, Any], bytes]:
+    if live is not None:
+        now = live.get("now")
+        status = {**status, "live": live, "now": status["now"] if now is None else float(now)}
+    return status, json.dumps(status).encode()
+
+
+async def _status(request: web.Request) -> dict[str, Any]:
+    return (await _shown_status(request))[0]
 
 
 async def api_status(request: web.Request) -> web.Response:
-    """The status as JSON, encoded once per change of its parts (:class:`.cache.Memo`)."""
-    status = await _status(request)
-    body = request.app[STATUS_BODY].get((status,), lambda: json.dumps(status).encode())
-    return web.Response(body=body, content_type="application/json")
+    return web.Response(body=(await _shown_status(request))[1], content_type="application/json")
 
 
 async def overview(request: web.Request) -> web.Response:
