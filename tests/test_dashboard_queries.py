@@ -16,6 +16,7 @@ from metadata import ManualClock, Metadata
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 from xyleme.dashboard import DashboardSettings, create_app, serving
 from xyleme.dashboard.keys import FIGURES, QUERIES
+from xyleme.lock import DaemonLock
 
 HEAVY = "count(//node()[count(//node()[count(//node()) > 0]) > 0])"  # cubic: minutes here
 LIGHT = "count(//i)"
@@ -162,15 +163,26 @@ def test_beside_a_daemon_a_worker_takes_only_idle_cpu():
     assert done.stdout.split() == ["19", "True", "19"]
 
 
-def test_the_pool_beside_a_daemon_asks_for_idle_workers(repo):
+def test_the_pool_asks_for_idle_workers_while_a_crawl_runs(repo):
+    """Beside a daemon sharing the server, or while a daemon holds the repository (``xyleme
+    run`` with ``xyleme dashboard`` in another terminal); a dashboard alone has no crawl to
+    protect."""
+
     class Live:
         def live_figures(self):
             return {}
 
     beside, alone = create_app(repo, live=Live()), create_app(repo)
     try:
-        assert beside[QUERIES].idle
-        assert not alone[QUERIES].idle  # a dashboard alone has no crawl to protect
+        assert beside[QUERIES].idle()
+        assert not alone[QUERIES].idle()
+        lock = DaemonLock(repo)
+        lock.acquire()
+        try:
+            assert alone[QUERIES].idle()
+        finally:
+            lock.release()
+        assert not alone[QUERIES].idle()
     finally:
         beside[FIGURES].close()
         alone[FIGURES].close()

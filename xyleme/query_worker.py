@@ -26,7 +26,10 @@ import resource
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loader import Warehouse
 
 NICEST = 19
 AUTOGROUP = Path("/proc/self/autogroup")
@@ -79,7 +82,7 @@ def limit_this_process(cpu_seconds: float, memory_mb: int, idle: bool = False) -
     resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
 
 
-def open_warehouse(folder: Path) -> Any:
+def open_warehouse(folder: Path) -> Warehouse:
     """The warehouse in ``folder`` with its version store connected: the connection checks
     the store's schema under its write lock for a moment, which the daemon's loader waits
     for, so it is taken before the priority drops (a starved worker would hold it for
@@ -91,7 +94,7 @@ def open_warehouse(folder: Path) -> Any:
     return warehouse
 
 
-def answer(request: dict[str, Any], warehouse: Any) -> dict[str, Any]:
+def answer(request: dict[str, Any], warehouse: Warehouse) -> dict[str, Any]:
     """``limit`` matches after the key ``after`` (else from ``offset``), whether more follow,
     and the key of the last one. Matches come document by document in URL-Id order, so a
     key stays valid while documents are added."""
@@ -124,11 +127,12 @@ def answer(request: dict[str, Any], warehouse: Any) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Priority first. Beside a daemon (``"idle": true``) the worker takes only idle CPU
+    """Priority first. While a crawl runs (``"idle": true``) the worker takes only idle CPU
     (:func:`lowest_priority`), the imports (lxml and the loader: 0.3 s of CPU) included, but
     for the store's write lock (:func:`open_warehouse`), taken at the group's normal
-    priority; a dashboard alone runs it at nice 19 in a group of its own. The memory limit
-    comes after the imports, so it bounds the query, not them."""
+    priority; otherwise its group of its own runs at the normal priority, and the query at
+    nice 19. Without groups, all at nice 19 (a process cannot raise its priority back). The
+    memory limit comes after the imports, so it bounds the query, not them."""
     request = json.load(sys.stdin)
     idle, grouped = bool(request.get("idle")), in_a_group_of_its_own()
     if idle and grouped:

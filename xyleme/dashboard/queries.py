@@ -83,13 +83,20 @@ class QueryPool:
     """
 
     def __init__(
-        self, workers: int, queue: int, time_limit: float, memory_mb: int, *, idle: bool = False
+        self,
+        workers: int,
+        queue: int,
+        time_limit: float,
+        memory_mb: int,
+        *,
+        idle: Callable[[], bool] = lambda: False,
     ) -> None:
         if workers < 1 or queue < 0:
             raise ValueError("a query pool needs at least one worker and a queue of 0 or more")
         self.workers, self.queue = workers, queue
         self.time_limit, self.memory_mb = time_limit, memory_mb
-        self.idle = idle  # beside a daemon: the workers take only idle CPU (query_worker)
+        self.idle = idle
+        """Whether a crawl runs now (then the workers take only idle CPU: query_worker)."""
         self.admitted = 0
         self._turns = asyncio.Semaphore(workers)
         self._mean_seconds = 1.0  # of recent queries, for Retry-After
@@ -139,7 +146,7 @@ class QueryPool:
             "after": after,
             "cpu_seconds": self.time_limit,
             "memory_mb": self.memory_mb,
-            "idle": self.idle,
+            "idle": self.idle(),
         }
         worker = await asyncio.create_subprocess_exec(
             *python_command(WORKER),
