@@ -81,7 +81,7 @@ class Size:
 SIZES = {
     "full": Size(20_000, 20.0, 30.0, 4, 3.0),
     "quick": Size(20_000, 4.0, 2.5, 6, 2.0),
-    "smoke": Size(1_000, 2.0, 1.0, 1, 0.5),
+    "smoke": Size(1_000, 1.0, 2.0, 1, 0.5),
 }
 PAGES_SAMPLE_S = 0.2
 
@@ -179,6 +179,17 @@ async def count_pages(daemon: Daemon, samples: list[tuple[float, int, float, flo
         await asyncio.sleep(PAGES_SAMPLE_S)
 
 
+async def first_page(daemon: Daemon, timeout_s: float = 120.0) -> None:
+    """Wait for the daemon's first fetched page: a loaded machine may take seconds to start
+    the crawl, and a window before it would measure nothing."""
+    for _ in range(int(timeout_s / PAGES_SAMPLE_S)):
+        crawler = daemon.crawler
+        if crawler is not None and crawler.stats.pages > 0:
+            return
+        await asyncio.sleep(PAGES_SAMPLE_S)
+    raise SystemExit(f"the daemon fetched no page in {timeout_s:g} s")
+
+
 async def heartbeat(lateness: list[tuple[float, float]]) -> None:
     """(wall time, seconds late) of a 10 ms sleep on the daemon's loop, again and again: how
     long anything on the loop (a status request too) waits its turn, the machine's load
@@ -214,7 +225,7 @@ async def measure_in(repository: Path, size: Size, speed: float) -> dict:
     lateness: list[tuple[float, float]] = []
     spawn = multiprocessing.get_context("spawn")
     channel, child_end = spawn.Pipe()
-    clients = spawn.Process(target=load_process, args=(size, child_end), name="load")
+    clients = spawn.Process(target=load_process, args=(size, child_end), name="load", daemon=True)
     clients.start()
     with SimWebProcess(settings, speed=speed) as web:
         clock = web.clock()
@@ -227,6 +238,7 @@ async def measure_in(repository: Path, size: Size, speed: float) -> dict:
             running = asyncio.create_task(daemon.run())
             counting = asyncio.create_task(count_pages(daemon, samples))
             beating = asyncio.create_task(heartbeat(lateness))
+            await first_page(daemon)  # the warm-up counts from a crawl under way
             channel.send(url)
             windows = await asyncio.to_thread(channel.recv)
             await asyncio.to_thread(clients.join)
