@@ -312,6 +312,7 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
     """Run one worker in a fresh interpreter and return its figures."""
     command = [
         sys.executable,
+        "-P",  # the safe path: benchmarks/ does not shadow the packages
         str(SCRIPT),
         "--worker",
         name,

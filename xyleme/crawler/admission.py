@@ -259,8 +259,8 @@ class LinkAdmission:
             refusal = rules and rules.refusal(link, self.settings.robots_agent)
             if refusal:
                 self._busy += 1
-                kind = rules.error_kind or "robots"
-                self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
+                failure = self._failure(request, refusal, rules.refusal_kind, dead=rules.dead)
+                self._outbox.put_nowait(failure)
             else:
                 self.frontier.push(request)
         self.metadata.reject_many(over_budget)
