@@ -304,7 +304,9 @@ WORKERS = {
     "igraph": lambda a, w: work_igraph(w, a.pages),
     "networkx": lambda a, w: work_networkx(w, a.pages),
     "table1": lambda a, w: work_table1(w, a.pages, a.memory),
-    "cluster": lambda a, w: work_cluster(w, a.pages, a.memory, _is_xml(a.pages)),
+    "cluster": lambda a, w: work_cluster(
+        w, a.pages, a.memory, None if a.no_cluster_interest else _is_xml(a.pages)
+    ),
 }
 
 
@@ -321,7 +323,9 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
         str(args.pages),
         "--memory",
         args.memory,
-    ] + (["--jacobi"] if args.jacobi else [])
+    ]
+    command += ["--jacobi"] if args.jacobi else []
+    command += ["--no-cluster-interest"] if args.no_cluster_interest else []
     output = subprocess.run(command, capture_output=True, text=True, check=False)
     if output.returncode != 0:
         raise SystemExit(f"the {name} worker failed:\n{output.stderr}")
@@ -345,13 +349,17 @@ def l1_error(work: Path, name: str, reference: str = "reference") -> float | Non
 
 
 def generate(work: Path, pages: int) -> tuple[int, float]:
-    """Write the web-like graph to work/src.i32 and work/dst.i32; (links, seconds)."""
+    """Write the web-like graph to work/src.i32 and work/dst.i32; (links, seconds). A graph
+    already there with its link count (``links.txt``, a ``--graph-cache``) is reused."""
+    if (work / "links.txt").exists():
+        return int((work / "links.txt").read_text()), 0.0
     start, links = time.perf_counter(), 0
     with open(work / "src.i32", "wb") as src_file, open(work / "dst.i32", "wb") as dst_file:
         for src, dst in web_graph(pages):
             src.tofile(src_file)
             dst.tofile(dst_file)
             links += src.size
+    (work / "links.txt").write_text(str(links))
     return links, time.perf_counter() - start
 
 
@@ -384,6 +392,19 @@ def main() -> None:
         "--jacobi", action="store_true", help="also solve with block-Jacobi inside the slices"
     )
     parser.add_argument("--table1", action="store_true", help="reproduce the paper's Table 1")
+    parser.add_argument(
+        "--cluster-only",
+        action="store_true",
+        help="only the cluster row (one process against 2 Dask workers), e.g. at 20M pages",
+    )
+    parser.add_argument(
+        "--no-cluster-interest", action="store_true", help="the cluster row without the interest"
+    )
+    parser.add_argument(
+        "--graph-cache",
+        type=Path,
+        help="keep the generated graph (and its 2 slices) in DIR/<pages>, reused next time",
+    )
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -400,8 +421,14 @@ def main() -> None:
         if args.table1:
             table1(args, base)
             return
+        if args.graph_cache is not None:
+            base = args.graph_cache / str(args.pages)
+            base.mkdir(parents=True, exist_ok=True)
         links, generate_s = generate(base, args.pages)
         print(f"web-like graph: {args.pages:,} pages, {links:,} links ({generate_s:.1f} s)")
+        if args.cluster_only:
+            cluster_only(args, base)
+            return
         results = {"xyleme": in_process("xyleme", args, base)}
         results["scipy"] = in_process("scipy", args, base)
         if args.pages <= 5_000_000 and _installed("igraph"):
@@ -411,6 +438,12 @@ def main() -> None:
         if _installed("distributed"):
             results["cluster"] = in_process("cluster", args, base)
         report(args, links, results, base)
+
+
+def cluster_only(args: argparse.Namespace, work: Path) -> None:
+    """The cluster row alone; its keys are the last line."""
+    figures = in_process("cluster", args, work) if _installed("distributed") else None
+    print(json.dumps({"pages": args.pages, **report_cluster(figures, args.pages)}))
 
 
 def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> None:

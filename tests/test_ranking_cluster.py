@@ -96,9 +96,20 @@ def test_the_chaotic_interest_sweeps_without_a_barrier_and_checks_on_one_vector(
     _, synchronous = _rank(client, graph, mode="sync")
     assert chaotic.figure_name == "l1_error_bound" and chaotic.figure <= TOL
     assert chaotic.details["local_sweeps"] > chaotic.sweeps  # two workers sweep at once
+    assert chaotic.details["jacobi_from_sweep"] is None  # the runs kept pace
     assert synchronous.details["local_sweeps"] == 0  # Jacobi sweeps are not local sweeps
     assert np.abs(chaotic.values - single[1].values).sum() <= 2 * TOL
     assert abs(chaotic.details["normalisation_r"] - single[1].details["normalisation_r"]) < 1e-6
+
+
+def test_chaotic_runs_that_do_not_keep_pace_give_way_to_jacobi_sweeps(
+    client, graph, single, monkeypatch
+):
+    monkeypatch.setattr("ranking.cluster.interest.SLOWEST_RATE", 1e-9)  # no run keeps it
+    _, interest = _rank(client, graph, mode="chaotic")
+    assert interest.details["jacobi_from_sweep"] is not None
+    assert interest.converged and interest.figure <= TOL
+    assert np.abs(interest.values - single[1].values).sum() <= 2 * TOL
 
 
 def test_the_importance_weighted_interest_too(client, graph):

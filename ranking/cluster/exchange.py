@@ -69,10 +69,11 @@ class Exchange:
     def timed(self, counter: str, started: float) -> None:
         self.tally[counter] += time.perf_counter() - started
 
-    def swept(self, started: float, cpu: float) -> None:
+    def swept(self, started: float, cpu: float, *, local: bool = True) -> None:
         """A sweep that began at ``started`` (``perf_counter``) and ``cpu`` (this thread's
-        CPU time) is over: wall and CPU seconds apart, as the worker may share its core."""
-        self.tally["local_sweeps"] += 1
+        CPU time) is over: wall and CPU seconds apart, as the worker may share its core.
+        ``local`` counts it among the worker's own sweeps (not a phase of a global one)."""
+        self.tally["local_sweeps"] += local
         self.timed("sweep_s", started)
         self.tally["sweep_cpu_s"] += time.thread_time() - cpu
 

@@ -28,6 +28,7 @@ from ranking.cluster.actors import SliceCluster, WorkersLost
 from ranking.cluster.rankings import POLL_S, SweepMonitor, _ClusterRanking
 from ranking.errors import NoErrorBound
 from ranking.pagerank.direct import copy_distribution
+from ranking.pagerank.inverse import SLOWEST_RATE
 from ranking.pagerank.inverse_bound import BoundState
 
 #: Local sweeps of a chaotic run at most: the check after it certifies the weights and
@@ -37,6 +38,11 @@ RUN_SWEEPS = 25
 #: A chaotic run ends once its residual is this fraction of what the last check's bound
 #: says the tolerance needs (the bound is about proportional to the residual).
 MARGIN = 0.5
+#: Runs before the checks must show progress: from then on, a check whose ‖d‖₁ did not
+#: shrink by SLOWEST_RATE a sweep since the last one (as the single process's Gauss-Seidel
+#: must keep pace, :mod:`ranking.pagerank.inverse`) ends the chaotic runs: the interest goes
+#: on by the Jacobi sweeps of eq. 6–7, which always converge.
+PACE_FROM_RUN = 4
 
 
 class ClusterInterest(_ClusterRanking):
@@ -73,6 +79,8 @@ class ClusterInterest(_ClusterRanking):
         self._residual = float("inf")
         self._target = 0.0
         self._runs = 0
+        self.jacobi_from = None
+        self._checked = (0, float("inf"))
 
     def _part(self, index: int) -> np.ndarray:
         lo, hi = self.cluster.ranges[index]
@@ -85,6 +93,8 @@ class ClusterInterest(_ClusterRanking):
         self.last_delta = self.last_bound = float("inf")
         self.r = 1.0
         self._residual, self._target, self._runs = float("inf"), 0.0, 0
+        self.jacobi_from: int | None = None
+        self._checked = (0, float("inf"))
 
     def restore(self, index: int, lost: list[int]) -> None:
         """The new actor restarts its pages from E', and the weights from 1 everywhere."""
@@ -97,10 +107,13 @@ class ClusterInterest(_ClusterRanking):
     def step(self) -> None:
         scale = 1.0
         try:
-            if self.chaotic and self.sweeps > 0:
+            if self.chaotic and self.sweeps > 0 and self.jacobi_from is None:
                 self._chaotic_run()
                 scale = 1.0 / float(sum(self.cluster.call("inverse_mass")))
-            self._sweep(scale)
+                self._sweep(scale)
+                self._keep_pace()
+            else:
+                self._sweep(scale)
         except WorkersLost as lost:
             self._survived(lost)
             self.last_bound = float("inf")
@@ -134,6 +147,14 @@ class ClusterInterest(_ClusterRanking):
                 self._target = MARGIN * self.tol * self._residual / self.last_bound
         else:
             self.last_bound = float("inf")
+
+    def _keep_pace(self) -> None:
+        """After a check: end the chaotic runs if they do not keep pace (``PACE_FROM_RUN``)."""
+        at, delta = self._checked
+        slowest = delta * SLOWEST_RATE ** (self.sweeps + 1 - at)
+        if self._runs >= PACE_FROM_RUN and self._stale == 0 and self.last_delta > slowest:
+            self.jacobi_from = self.sweeps + 2
+        self._checked = (self.sweeps + 1, self.last_delta)
 
     def _chaotic_run(self) -> None:
         """Gauss-Seidel sweeps on every worker with no barrier, normalised from the lagged
@@ -187,6 +208,7 @@ class ClusterInterest(_ClusterRanking):
         return {
             **super().details(),
             "mode": "chaotic" if self.chaotic else "synchronous",
+            "jacobi_from_sweep": self.jacobi_from,
             "variant": self.variant,
             "normalisation_r": self.r,
             "r_upper_bound": self.bound_state.r_bar,

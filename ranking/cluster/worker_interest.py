@@ -98,6 +98,7 @@ class InterestWorker:
             self._restart_weights()
         if scale != 1.0:
             self.interest[self.lo : self.hi] *= scale
+        started, cpu = time.perf_counter(), time.thread_time()
         self.acc[:] = 0.0
         lowest = np.inf
         for view in self.block:
@@ -118,6 +119,7 @@ class InterestWorker:
                         self.next[view.lo : view.hi],
                     ),
                 )
+        self.swept(started, cpu, local=False)
         return lowest
 
     async def inverse_scatter(
