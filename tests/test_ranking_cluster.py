@@ -89,15 +89,15 @@ def test_both_modes_reach_the_single_machine_vectors_within_the_bound(client, gr
 def test_the_chaotic_interest_sweeps_without_a_barrier_and_checks_on_one_vector(
     client, graph, single
 ):
-    """The chaotic interest's Gauss-Seidel runs do the work (each worker sweeps about as
-    many times as the run counts), its checks stop it on the proven bound, and the lagged
-    normalisation reaches eq. 7's r of the single process."""
+    """The interest's Gauss-Seidel runs do the work (each worker sweeps about as many times
+    as the run counts; the checks are Jacobi sweeps, not local ones), the checks stop it on
+    the proven bound, and the lagged normalisation reaches eq. 7's r of the single process."""
     _, chaotic = _rank(client, graph, mode="chaotic")
     _, synchronous = _rank(client, graph, mode="sync")
     assert chaotic.figure_name == "l1_error_bound" and chaotic.figure <= TOL
-    assert chaotic.details["local_sweeps"] > chaotic.sweeps  # two workers sweep at once
-    assert chaotic.details["jacobi_from_sweep"] is None  # the runs kept pace
-    assert synchronous.details["local_sweeps"] == 0  # Jacobi sweeps are not local sweeps
+    for run in (chaotic, synchronous):
+        assert run.sweeps < run.details["local_sweeps"] <= 2 * run.sweeps
+        assert run.details["jacobi_from_sweep"] is None  # the runs kept pace
     assert np.abs(chaotic.values - single[1].values).sum() <= 2 * TOL
     assert abs(chaotic.details["normalisation_r"] - single[1].details["normalisation_r"]) < 1e-6
 

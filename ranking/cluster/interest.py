@@ -1,13 +1,16 @@
 """The interest (inverse PageRank, §5.2) on a Dask cluster, synchronous or chaotic.
 
-**Synchronous**: the Jacobi sweeps of eq. 6–7 (the power method, which always converges),
-three calls a sweep (:mod:`ranking.cluster.worker_interest`): partial sums, then
-y = c·Mᵗ·x + (1 − c)·E' on each worker's pages and its sum, then x = y/Σy.
+Both modes make *runs* of Gauss-Seidel sweeps on every worker
+(:mod:`ranking.cluster.worker_interest`), each worker normalising x and renewing r of eq. 7
+from the global sums its peers send with their values, and end each run by a *check*: x
+normalised exactly (Σx gathered), then one Jacobi sweep of eq. 6–7 (the power method), three
+calls: partial sums, y = c·Mᵗ·x + (1 − c)·E' on each worker's pages and its sum, x = y/Σy.
 
-**Chaotic** (§5.4): runs of Gauss-Seidel sweeps on every worker with no barrier, each
-worker normalising x and renewing r of eq. 7 from the lagged global sums its peers send
-with their values; each run ended by a *check*: x normalised exactly (Σx gathered), then
-one Jacobi sweep, as in the synchronous mode.
+**Synchronous**: a barrier after every sweep of a run, so every worker normalises from the
+sums of the previous sweep, all of them (the single process's block Gauss-Seidel).
+
+**Chaotic** (§5.4): no barrier within a run; each worker normalises from the *lagged* sums
+its peers last sent, once each has sent new ones.
 
 Either way the stop is the proven bound of :mod:`ranking.pagerank.inverse_bound`, asked only
 of a Jacobi sweep that started from one normalised vector all workers held: the bound for
@@ -38,9 +41,10 @@ RUN_SWEEPS = 25
 #: A chaotic run ends once its residual is this fraction of what the last check's bound
 #: says the tolerance needs (the bound is about proportional to the residual).
 MARGIN = 0.5
-#: Runs before the checks must show progress: from then on, a check whose ‖d‖₁ did not
-#: shrink by SLOWEST_RATE a sweep since the last one (as the single process's Gauss-Seidel
-#: must keep pace, :mod:`ranking.pagerank.inverse`) ends the chaotic runs: the interest goes
+#: Runs before the checks must show progress: from then on, two checks in a row whose ‖d‖₁
+#: did not shrink by SLOWEST_RATE a sweep since the one before, and is over the tolerance
+#: (below it the runs only wait for the weights' certificate), end the Gauss-Seidel runs (as
+#: the single process's must keep pace, :mod:`ranking.pagerank.inverse`): the interest goes
 #: on by the Jacobi sweeps of eq. 6–7, which always converge.
 PACE_FROM_RUN = 4
 
@@ -81,6 +85,7 @@ class ClusterInterest(_ClusterRanking):
         self._runs = 0
         self.jacobi_from = None
         self._checked = (0, float("inf"))
+        self._behind = 0
 
     def _part(self, index: int) -> np.ndarray:
         lo, hi = self.cluster.ranges[index]
@@ -95,6 +100,7 @@ class ClusterInterest(_ClusterRanking):
         self._residual, self._target, self._runs = float("inf"), 0.0, 0
         self.jacobi_from: int | None = None
         self._checked = (0, float("inf"))
+        self._behind = 0
 
     def restore(self, index: int, lost: list[int]) -> None:
         """The new actor restarts its pages from E', and the weights from 1 everywhere."""
@@ -107,8 +113,8 @@ class ClusterInterest(_ClusterRanking):
     def step(self) -> None:
         scale = 1.0
         try:
-            if self.chaotic and self.sweeps > 0 and self.jacobi_from is None:
-                self._chaotic_run()
+            if self.sweeps > 0 and self.jacobi_from is None:
+                self._run()
                 scale = 1.0 / float(sum(self.cluster.call("inverse_mass")))
                 self._sweep(scale)
                 self._keep_pace()
@@ -152,27 +158,41 @@ class ClusterInterest(_ClusterRanking):
         """After a check: end the chaotic runs if they do not keep pace (``PACE_FROM_RUN``)."""
         at, delta = self._checked
         slowest = delta * SLOWEST_RATE ** (self.sweeps + 1 - at)
-        if self._runs >= PACE_FROM_RUN and self._stale == 0 and self.last_delta > slowest:
+        behind = self.last_delta > max(slowest, self.tol)  # below tol, the weights lag
+        self._behind = self._behind + 1 if behind and self._stale == 0 else 0
+        if self._runs >= PACE_FROM_RUN and self._behind >= 2:
             self.jacobi_from = self.sweeps + 2
         self._checked = (self.sweeps + 1, self.last_delta)
 
-    def _chaotic_run(self) -> None:
-        """Gauss-Seidel sweeps on every worker with no barrier, normalised from the lagged
-        sums, until the residual reaches the last check's target or ``RUN_SWEEPS``."""
+    def _run(self) -> None:
+        """Gauss-Seidel sweeps on every worker, with a barrier after each (synchronous) or
+        none (chaotic), until the residual reaches the last check's target or the run's
+        length (``RUN_SWEEPS``, shorter at first)."""
         state = self.bound_state
         s = state.weights_damping
-        weights = bool(np.isfinite(s)) and state.contracting and not state.frozen
+        s = s if bool(np.isfinite(s)) and state.contracting and not state.frozen else 0.0
         epoch = self.cluster.next_epoch()
         self._runs += 1
         limit = min(RUN_SWEEPS, 2**self._runs, self.max_sweeps - self.sweeps - 1)
-        limit = max(limit, 1)
         self.cluster.call("interest_prepare", self.r)
-        runs = [a.run_interest(epoch, limit, s if weights else 0.0) for a in self.cluster.actors]
+        if self.chaotic:
+            self._free_sweeps(epoch, max(limit, 1), s)
+            return
+        for _ in range(max(limit, 1)):
+            statuses = self.cluster.call("run_interest", epoch, 1, s)
+            self.sweeps += 1
+            self._residual = sum(moved for _, moved in statuses)
+            self._tell_run(statuses)
+            if self._residual <= self._target:
+                return
+
+    def _free_sweeps(self, epoch: int, limit: int, s: float) -> None:
+        runs = [actor.run_interest(epoch, limit, s) for actor in self.cluster.actors]
         try:
             while not all(run.done() for run in runs):
                 statuses = self.cluster.call("interest_status")
                 self._residual = sum(moved for _, moved in statuses)
-                self._tell_run(statuses)
+                self._tell_run(statuses, self.sweeps + max(done for done, _ in statuses))
                 if self._residual <= self._target:
                     break
                 time.sleep(POLL_S)
@@ -181,12 +201,12 @@ class ClusterInterest(_ClusterRanking):
         except WorkersLost as lost:
             self._halt_survivors(epoch, lost.indices, runs)
             raise
-        self.sweeps += max(counts)
+        self.sweeps += max(done for done, _ in counts)
 
-    def _tell_run(self, statuses: list[tuple]) -> None:
+    def _tell_run(self, statuses: list[tuple[int, float]], sweeps: int | None = None) -> None:
         if self.monitor is not None:
-            sweeps = self.sweeps + max(status[0] for status in statuses)
-            self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", self._residual)
+            reached = self.sweeps if sweeps is None else sweeps
+            self.monitor.sweep_done(self.kind, reached, "chaotic_residual", self._residual)
 
     def figure_or_inf(self) -> tuple[str, float]:
         try:

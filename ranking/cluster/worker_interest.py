@@ -1,19 +1,20 @@
-"""A slice worker's share of the interest (§5.2, eq. 6–7): Jacobi sweeps and chaotic sweeps.
+"""A slice worker's share of the interest (§5.2, eq. 6–7): Jacobi sweeps and Gauss-Seidel runs.
 
-**Jacobi sweeps** (the synchronous mode, and every check of the chaotic one), three calls a
-sweep: each worker scatters its pages' interest into the accumulator of their parents (the
-sources of its in-links) and sends the peers their partial sums (phase 1), adds the sums it
-received and computes y = c·Mᵗ·x + (1 − c)·E' on its pages (phase 2), then x = y/Σy with the
+**Jacobi sweeps** (the checks that end the runs, and the fallback), three calls a sweep:
+each worker scatters its pages' interest into the accumulator of their parents (the sources
+of its in-links) and sends the peers their partial sums (phase 1), adds the sums it received
+and computes y = c·Mᵗ·x + (1 − c)·E' on its pages (phase 2), then x = y/Σy with the
 global Σy (phase 3). The weights of the interest's bound (:mod:`ranking.pagerank.
 inverse_bound`) are swept in phase 1, and certified there against one vector all workers
 hold.
 
-**Chaotic sweeps** (§5.4): each worker sweeps its pages by the single process's Gauss-Seidel
+**Gauss-Seidel runs** (one sweep a call with a barrier, or chaotic, §5.4): each worker
+sweeps its pages by the single process's Gauss-Seidel
 (:func:`~ranking.pagerank.kernels.inverse_gauss_seidel_slice`), r fixed, from the newest
-partial sums its peers sent, and sends its own after each sweep, with no barrier. Its
-children sums hold, for its own pages, its own partial sum plus each peer's last one (a new
-message replaces the old one's share: ``sums[pages] += new − heard``), and for the peers'
-pages its own partial sum, which is what it sends. Eq. 7's normalisation needs two global
+partial sums its peers sent, and sends its own after each sweep. Its children sums hold,
+for its own pages, its own partial sum plus each peer's last one (a new message replaces
+the old one's share: ``sums[pages] += new − heard``), and for the peers' pages its own
+partial sum, which is what it sends. Eq. 7's normalisation needs two global
 sums, Σx and Σ c·(Mᵗ·x)_j: each worker sends its own two with its partial sums, and once
 every peer has reported since its last normalisation it takes the *lagged* totals (its own
 current figures, the peers' last ones), multiplies its interest, its sums and what it heard
@@ -249,10 +250,10 @@ class InterestWorker:
         self.done_interest += 1
         self.swept(started, cpu)
 
-    async def run_interest(self, epoch: int, limit: int, s: float) -> int:
-        """Chaotic Gauss-Seidel sweeps of the interest (and, with ``s`` > 0, of the bound's
-        weights at damping s) from the newest sums the peers sent, sending after each, until
-        ``halt(epoch)`` or ``limit`` sweeps."""
+    async def run_interest(self, epoch: int, limit: int, s: float) -> tuple[int, float]:
+        """Gauss-Seidel sweeps of the interest (and, with ``s`` > 0, of the bound's weights
+        at damping s) from the newest sums the peers sent, sending after each, until
+        ``halt(epoch)`` or ``limit`` sweeps; returns (sweeps, Σ|Δx| of the last one)."""
         done = 0
         while self._halted < epoch and done < limit:
             await asyncio.to_thread(self._interest_sweep, s)
@@ -261,7 +262,7 @@ class InterestWorker:
                 sent = {p: self.certified[pages] for p, pages in self.give.items()}
                 await self.send("cweights", sent)
             done += 1
-        return done
+        return done, self.moved
 
     async def interest_status(self) -> tuple[int, float]:
         """(sweeps, Σ|Δx| of the last one): the chaotic run's residual."""
