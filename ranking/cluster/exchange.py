@@ -53,8 +53,8 @@ class Exchange:
         self.give = {peer: np.asarray(pages) for peer, pages in give.items()}
 
     async def receive(self, sender: int, kind: str, values: np.ndarray, scalar: object) -> None:
-        """A peer's newest values and its figures (``scalar``: a float or a tuple of them);
-        a newer message of the same kind replaces an older one."""
+        """A peer's newest values and its figures (``scalar``: a float, a tuple of them or
+        None); a newer message of the same kind replaces an older one."""
         with self._lock:
             self._inbox[(sender, kind)] = (values, scalar)
 
@@ -81,7 +81,7 @@ class Exchange:
         """Send each peer its part; a peer that cannot be reached, or that the coordinator
         said was lost (:meth:`forget`), is counted, not waited for: it will be replaced."""
         started = time.perf_counter()
-        figures = 8 * len(scalar) if isinstance(scalar, tuple) else 8
+        figures = 8 * len(scalar) if isinstance(scalar, tuple) else 8 * (scalar is not None)
         flights = []
         for peer, values in parts.items():
             if peer in self.peers:

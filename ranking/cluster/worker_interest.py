@@ -60,7 +60,7 @@ class InterestWorker:
         self.r = 1.0
         self.done_interest = 0
         self.moved = float("inf")
-        self.sums = (1.0, 0.0)
+        self.sums: tuple[float, float] | None = None
 
     async def inverse_init(self, teleport: np.ndarray) -> None:
         """Start from x = E' on this range (``teleport``, normalised over all pages)."""
@@ -188,11 +188,13 @@ class InterestWorker:
             )
         self.heard, self.reported, self.fresh = {}, {}, set()
         self.r, self.done_interest, self.moved = r, 0, float("inf")
-        self.sums = (float(self.interest[self.lo : self.hi].sum()), 0.0)
+        self.sums = None
         self.take("cacc")
         await self._send_sums()
 
     async def _send_sums(self) -> None:
+        """The peers' partial sums, with this worker's two figures of eq. 7 (None before
+        its first sweep of the run: its own pages' sums lack the peers' shares until then)."""
         parts = {p: self.acc[pages] for p, pages in self.need.items()}
         await self.send("cacc", parts, self.sums)
 
@@ -204,11 +206,12 @@ class InterestWorker:
             pages = self.give[peer]
             self.acc[pages] += values - self.heard.get(peer, 0.0)
             self.heard[peer] = values
-            self.reported[peer] = reported
-            self.fresh.add(peer)
+            if reported is not None:
+                self.reported[peer] = reported
+                self.fresh.add(peer)
         for peer, (values, _) in self.take("cweights").items():
             self.certified[self.need[peer]] = values
-        if self.fresh < set(self.need) or self.sums[1] == 0.0:
+        if self.fresh < set(self.need) or self.sums is None:
             return
         mass = self.sums[0] + sum(sx for sx, _ in self.reported.values())
         spread = self.sums[1] + sum(u for _, u in self.reported.values())
