@@ -106,6 +106,7 @@ def test_chaotic_runs_that_do_not_keep_pace_give_way_to_jacobi_sweeps(
     client, graph, single, monkeypatch
 ):
     monkeypatch.setattr("ranking.cluster.interest.SLOWEST_RATE", 1e-9)  # no run keeps it
+    monkeypatch.setattr("ranking.cluster.interest.PACE_FROM_RUN", 1)
     _, interest = _rank(client, graph, mode="chaotic")
     assert interest.details["jacobi_from_sweep"] is not None
     assert interest.converged and interest.figure <= TOL
