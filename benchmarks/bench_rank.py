@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from benchmarks.rank_cluster_row import report_cluster, work_cluster
+from benchmarks import rank_cluster_row as cluster_row
 from ranking import BoundElseChange, L1Bound, MaxSweeps
 from ranking.pagerank import (
     DirectPageRank,
@@ -304,9 +304,7 @@ WORKERS = {
     "igraph": lambda a, w: work_igraph(w, a.pages),
     "networkx": lambda a, w: work_networkx(w, a.pages),
     "table1": lambda a, w: work_table1(w, a.pages, a.memory),
-    "cluster": lambda a, w: work_cluster(
-        w, a.pages, a.memory, None if a.no_cluster_interest else _is_xml(a.pages)
-    ),
+    "cluster": lambda a, w: cluster_row.work(w, a.pages, a.memory, cluster_row.xml(a, _is_xml)),
 }
 
 
@@ -324,8 +322,7 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
         "--memory",
         args.memory,
     ]
-    command += ["--jacobi"] if args.jacobi else []
-    command += ["--no-cluster-interest"] if args.no_cluster_interest else []
+    command += (["--jacobi"] if args.jacobi else []) + cluster_row.flags(args)
     output = subprocess.run(command, capture_output=True, text=True, check=False)
     if output.returncode != 0:
         raise SystemExit(f"the {name} worker failed:\n{output.stderr}")
@@ -392,19 +389,7 @@ def main() -> None:
         "--jacobi", action="store_true", help="also solve with block-Jacobi inside the slices"
     )
     parser.add_argument("--table1", action="store_true", help="reproduce the paper's Table 1")
-    parser.add_argument(
-        "--cluster-only",
-        action="store_true",
-        help="only the cluster row (one process against 2 Dask workers), e.g. at 20M pages",
-    )
-    parser.add_argument(
-        "--no-cluster-interest", action="store_true", help="the cluster row without the interest"
-    )
-    parser.add_argument(
-        "--graph-cache",
-        type=Path,
-        help="keep the generated graph (and its 2 slices) in DIR/<pages>, reused next time",
-    )
+    cluster_row.add_options(parser)
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -426,9 +411,9 @@ def main() -> None:
             base.mkdir(parents=True, exist_ok=True)
         links, generate_s = generate(base, args.pages)
         print(f"web-like graph: {args.pages:,} pages, {links:,} links ({generate_s:.1f} s)")
-        if args.cluster_only:
-            cluster_only(args, base)
-            return
+        if args.cluster_only:  # the row alone; its keys are the last line
+            figures = in_process("cluster", args, base) if _installed("distributed") else None
+            return print(json.dumps({"pages": args.pages, **cluster_row.report(figures, args)}))
         results = {"xyleme": in_process("xyleme", args, base)}
         results["scipy"] = in_process("scipy", args, base)
         if args.pages <= 5_000_000 and _installed("igraph"):
@@ -438,12 +423,6 @@ def main() -> None:
         if _installed("distributed"):
             results["cluster"] = in_process("cluster", args, base)
         report(args, links, results, base)
-
-
-def cluster_only(args: argparse.Namespace, work: Path) -> None:
-    """The cluster row alone; its keys are the last line."""
-    figures = in_process("cluster", args, work) if _installed("distributed") else None
-    print(json.dumps({"pages": args.pages, **report_cluster(figures, args.pages)}))
 
 
 def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> None:
@@ -512,7 +491,7 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
         "inverse_l1_error": l1_error(work, "xyleme-inverse", "reference-inverse"),
         "inverse_l1_bound": x["inverse_bound"],
         "scipy_inverse_l1_error": l1_error(work, "scipy-inverse", "reference-inverse"),
-        **report_cluster(results.get("cluster"), args.pages),
+        **cluster_row.report(results.get("cluster"), args),
     }
     print(json.dumps(summary))
 

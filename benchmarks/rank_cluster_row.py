@@ -13,8 +13,10 @@ xyleme row's slices when they are at least two, else the same links cut into two
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,34 @@ MAX_SWEEPS = 2000
 WORKERS = 2
 MODES = ("sync", "chaotic")
 KINDS = ("importance", "interest")
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """``bench_rank.py``'s options for this row: run it alone (at 20M pages, say), keep
+    the graph between runs, leave the interest out."""
+    parser.add_argument(
+        "--cluster-only",
+        action="store_true",
+        help="only the cluster row (one process against 2 Dask workers), e.g. at 20M pages",
+    )
+    parser.add_argument(
+        "--no-cluster-interest", action="store_true", help="the cluster row without the interest"
+    )
+    parser.add_argument(
+        "--graph-cache",
+        type=Path,
+        help="keep the generated graph (and its 2 slices) in DIR/<pages>, reused next time",
+    )
+
+
+def flags(args: argparse.Namespace) -> list[str]:
+    """The options of this row that its worker process needs."""
+    return ["--no-cluster-interest"] if args.no_cluster_interest else []
+
+
+def xml(args: argparse.Namespace, is_xml: Callable[[int], np.ndarray]) -> np.ndarray | None:
+    """The XML pages of the interest (``is_xml(pages)``), None without it."""
+    return None if args.no_cluster_interest else is_xml(args.pages)
 
 
 def _cluster_graph(work: Path, n: int, memory: str) -> SlicedGraph:
@@ -68,7 +98,7 @@ def _single(graph: SlicedGraph, is_xml: np.ndarray | None) -> dict:
     return figures
 
 
-def work_cluster(work: Path, n: int, memory: str, is_xml: np.ndarray | None) -> dict:
+def work(work: Path, n: int, memory: str, is_xml: np.ndarray | None) -> dict:
     """One process, then 2 workers synchronous and chaotic; the interest too with ``is_xml``."""
     from ranking.cluster import cluster_rank, dask_client
 
@@ -115,8 +145,9 @@ def _row(result, reference: np.ndarray) -> dict:
     }
 
 
-def report_cluster(figures: dict | None, n: int) -> dict:
+def report(figures: dict | None, args: argparse.Namespace) -> dict:
     """Print the cluster row; return its keys for the last JSON line (None without Dask)."""
+    n = args.pages
     keys = ("cluster_sync_s", "cluster_chaotic_s", "cluster_speedup", "cluster_l1_error")
     keys += ("cluster_chaotic_l1_error", "cluster_bytes_per_sweep", "cluster_vector_bytes")
     keys += ("cluster_chaotic_speedup", "cluster_interest_sync_l1_error")

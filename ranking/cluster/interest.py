@@ -23,12 +23,10 @@ decide how fast the vector gets near x*; what stops the run is proven as in one 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ranking.cluster.actors import SliceCluster, WorkersLost
-from ranking.cluster.rankings import POLL_S, SweepMonitor, _ClusterRanking
+from ranking.cluster.rankings import SweepMonitor, _ClusterRanking
 from ranking.errors import NoErrorBound
 from ranking.pagerank.direct import copy_distribution
 from ranking.pagerank.inverse import SLOWEST_RATE
@@ -173,40 +171,24 @@ class ClusterInterest(_ClusterRanking):
         s = s if bool(np.isfinite(s)) and state.contracting and not state.frozen else 0.0
         epoch = self.cluster.next_epoch()
         self._runs += 1
-        limit = min(RUN_SWEEPS, 2**self._runs, self.max_sweeps - self.sweeps - 1)
+        limit = max(min(RUN_SWEEPS, 2**self._runs, self.max_sweeps - self.sweeps - 1), 1)
         self.cluster.call("interest_prepare", self.r)
         if self.chaotic:
-            self._free_sweeps(epoch, max(limit, 1), s)
+            runs = [actor.run_interest(epoch, limit, s) for actor in self.cluster.actors]
+            counts, self._residual = self._unbarred(
+                epoch, runs, "interest_status", 1.0, self._target
+            )
+            self.sweeps += max(done for done, _ in counts)
             return
-        for _ in range(max(limit, 1)):
+        for _ in range(limit):
             statuses = self.cluster.call("run_interest", epoch, 1, s)
             self.sweeps += 1
             self._residual = sum(moved for _, moved in statuses)
-            self._tell_run(statuses)
+            if self.monitor is not None:
+                figure = self._residual
+                self.monitor.sweep_done(self.kind, self.sweeps, "chaotic_residual", figure)
             if self._residual <= self._target:
                 return
-
-    def _free_sweeps(self, epoch: int, limit: int, s: float) -> None:
-        runs = [actor.run_interest(epoch, limit, s) for actor in self.cluster.actors]
-        try:
-            while not all(run.done() for run in runs):
-                statuses = self.cluster.call("interest_status")
-                self._residual = sum(moved for _, moved in statuses)
-                self._tell_run(statuses, self.sweeps + max(done for done, _ in statuses))
-                if self._residual <= self._target:
-                    break
-                time.sleep(POLL_S)
-            self.cluster.call("halt", epoch)
-            counts = self.cluster.wait(runs)
-        except WorkersLost as lost:
-            self._halt_survivors(epoch, lost.indices, runs)
-            raise
-        self.sweeps += max(done for done, _ in counts)
-
-    def _tell_run(self, statuses: list[tuple[int, float]], sweeps: int | None = None) -> None:
-        if self.monitor is not None:
-            reached = self.sweeps if sweeps is None else sweeps
-            self.monitor.sweep_done(self.kind, reached, "chaotic_residual", self._residual)
 
     def figure_or_inf(self) -> tuple[str, float]:
         try:

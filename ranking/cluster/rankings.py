@@ -19,10 +19,12 @@ synchronous sweep from the consistent vector they hold: the stop rule is asked o
 sweep, so the chaotic run stops on the same proven bound. If it is not met the chaotic
 sweeps go on.
 
-**Interest.** Jacobi sweeps of eq. 6–7 (three calls a sweep: partial sums, total, finish),
-whose global normalisation r is a barrier by nature, in both modes; stopped on the proven
-bound of :mod:`ranking.pagerank.inverse_bound`, its weights swept on the workers, its state
-(:class:`~ranking.pagerank.inverse_bound.BoundState`) kept here.
+**Extrapolation.** Each worker extrapolates its own pages (:mod:`ranking.cluster.worker`); a
+sweep after which one did bounds nothing, the next one does.
+
+**Interest.** Runs of Gauss-Seidel sweeps, with a barrier after each (synchronous) or none
+(chaotic), each ended by an exact Jacobi check that alone may stop the run
+(:mod:`ranking.cluster.interest`).
 
 **Faults.** A sweep in which a worker was lost replaces it (:meth:`SliceCluster.replace`):
 the new actor reads its block again and takes the last vector from a surviving peer (the
@@ -102,6 +104,30 @@ class _ClusterRanking(IterativeRanking):
                 self.cluster.wait([runs[index]], indices=[index])
             except WorkersLost:
                 lost.append(index)
+
+    def _unbarred(
+        self, epoch: int, runs: list, status: str, factor: float, target: float
+    ) -> tuple[list, float]:
+        """Wait for the chaotic ``runs`` of ``epoch``, asking every actor's ``status`` (its
+        sweeps and its last sweep's change) every ``POLL_S``; once ``factor`` times the sum
+        of the changes, the residual, is at most ``target``, halt them. Returns the runs'
+        results and the last residual; a lost worker halts the survivors and is raised."""
+        residual = float("inf")
+        try:
+            while not all(run.done() for run in runs):
+                statuses = self.cluster.call(status)
+                residual = factor * sum(change for _, change in statuses)
+                if self.monitor is not None:
+                    sweeps = self.sweeps + max(count for count, _ in statuses)
+                    self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
+                if residual <= target:
+                    break
+                time.sleep(POLL_S)
+            self.cluster.call("halt", epoch)
+            return self.cluster.wait(runs), residual
+        except WorkersLost as lost:
+            self._halt_survivors(epoch, lost.indices, runs)
+            raise
 
     def details(self) -> dict[str, object]:
         """The run's figures, with where its time went: ``seconds`` holds the wall time and,
@@ -187,25 +213,11 @@ class ClusterPageRank(_ClusterRanking):
         runs = [actor.run_chaotic(epoch, left) for actor in self.cluster.actors]
         factor = self.damping / (1.0 - self.damping)
         try:
-            while not all(run.done() for run in runs):
-                statuses = self.cluster.call("status")
-                residual = factor * sum(delta for _, delta in statuses)
-                self._tell_chaotic(statuses, residual)
-                if residual <= self.tol:
-                    break
-                time.sleep(POLL_S)
-            self.cluster.call("halt", epoch)
-            counts = self.cluster.wait(runs)
+            counts, _ = self._unbarred(epoch, runs, "status", factor, self.tol)
         except WorkersLost as lost:
-            self._halt_survivors(epoch, lost.indices, runs)
             self._survived(lost)
             return
         self.sweeps += max(counts)
-
-    def _tell_chaotic(self, statuses: list[tuple[int, float]], residual: float) -> None:
-        if self.monitor is not None:
-            sweeps = self.sweeps + max(count for count, _ in statuses)
-            self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
 
     def norm_delta(self) -> float:
         """c/(1 − c)·‖Δ‖₁ of the last synchronous sweep, if it started from one consistent
