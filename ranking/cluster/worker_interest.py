@@ -20,7 +20,10 @@ every peer has reported since its last normalisation it takes the *lagged* total
 current figures, the peers' last ones), multiplies its interest, its sums and what it heard
 by 1/Σx and sets r = 1/(Σ c·Mᵗ·x/Σx + 1 − c), eq. 7 for the normalised vector, as the single
 process does after each sweep. (A message sent before its sender normalised is off by that
-factor until the sender's next one replaces it.) The bound's weights are swept alongside by
+factor until the sender's next one replaces it.) Every few sweeps a worker extrapolates its
+own pages' interest as the single process does (:mod:`ranking.pagerank.extrapolation`, the
+decay measured on its own Σ|Δx|), clipped at 0 (the bound's theorem needs x ≥ 0), and
+recomputes its share of the sums from it. The bound's weights are swept alongside by
 Gauss-Seidel, their certificate left to the Jacobi check, which alone sees one consistent
 vector (docs/ranking.md).
 """
@@ -34,6 +37,7 @@ import numpy as np
 
 from ranking.errors import RankingError
 from ranking.pagerank import kernels
+from ranking.pagerank.extrapolation import PowerExtrapolation
 from ranking.pagerank.inverse_bound import LIFT
 
 
@@ -61,6 +65,7 @@ class InterestWorker:
         self.done_interest = 0
         self.moved = float("inf")
         self.sums: tuple[float, float] | None = None
+        self.extrapolation = PowerExtrapolation([])
 
     async def inverse_init(self, teleport: np.ndarray) -> None:
         """Start from x = E' on this range (``teleport``, normalised over all pages)."""
@@ -181,16 +186,25 @@ class InterestWorker:
         """Before a chaotic run: this block's partial sums of the current interest, sent to
         the peers (so every worker's first sweep reads complete sums), and r of eq. 7."""
         self._check_init()
+        self.heard, self.reported, self.fresh = {}, {}, set()
+        self._own_sums()
+        self.r, self.done_interest, self.moved = r, 0, float("inf")
+        self.sums = None
+        own = self.interest[self.lo : self.hi]
+        self.extrapolation = PowerExtrapolation([(own, np.empty_like(own))])
+        self.take("cacc")
+        await self._send_sums()
+
+    def _own_sums(self) -> None:
+        """The children sums from scratch: this block's share of the current interest,
+        plus the peers' last shares on this worker's pages."""
         self.acc[:] = 0.0
         for view in self.block:
             kernels.inverse_scatter_slice(
                 view.indptr, view.sources, view.lo, self.interest, self.acc
             )
-        self.heard, self.reported, self.fresh = {}, {}, set()
-        self.r, self.done_interest, self.moved = r, 0, float("inf")
-        self.sums = None
-        self.take("cacc")
-        await self._send_sums()
+        for peer, values in self.heard.items():
+            self.acc[self.give[peer]] += values
 
     async def _send_sums(self) -> None:
         """The peers' partial sums, with this worker's two figures of eq. 7 (None before
@@ -246,6 +260,9 @@ class InterestWorker:
                 self.certified[view.lo : view.hi],
             )[0]
         own = slice(self.lo, self.hi)
+        if self.extrapolation.after_sweep(self.done_interest + 1, moved):
+            np.maximum(self.interest[own], 0.0, out=self.interest[own])  # the bound needs x ≥ 0
+            self._own_sums()
         degree = self.outdeg[own]
         spread = np.divide(self.acc[own], degree, where=degree > 0, out=np.zeros(len(degree)))
         self.sums = (float(self.interest[own].sum()), self.damping * float(spread.sum()))
