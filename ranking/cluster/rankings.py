@@ -210,8 +210,9 @@ class ClusterPageRank(_ClusterRanking):
         """Chaotic sweeps until the residual reaches the tolerance (or the sweeps guard)."""
         epoch = self.cluster.next_epoch()
         left = max(self.max_sweeps - self.sweeps - 1, 1)
-        runs = [actor.run_chaotic(epoch, left) for actor in self.cluster.actors]
         factor = self.damping / (1.0 - self.damping)
+        enough = self.tol / factor / self.cluster.size
+        runs = [actor.run_chaotic(epoch, left, enough) for actor in self.cluster.actors]
         try:
             counts, _ = self._unbarred(epoch, runs, "status", factor, self.tol)
         except WorkersLost as lost:

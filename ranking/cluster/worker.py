@@ -142,11 +142,13 @@ class SliceWorker(InterestWorker, Exchange):
         own = self.dangling_of[self.index]
         await self.send("direct", {p: self.scaled[pages] for p, pages in self.give.items()}, own)
 
-    async def run_chaotic(self, epoch: int, limit: int) -> int:
+    async def run_chaotic(self, epoch: int, limit: int, enough: float = 0.0) -> int:
         """Sweep as fast as possible from the newest values the peers sent, sending after
-        each sweep (§5.4's chaotic iterations), until ``halt(epoch)`` or ``limit`` sweeps."""
+        each sweep (§5.4's chaotic iterations), until ``halt(epoch)``, ``limit`` sweeps, or
+        a sweep whose ‖Δ‖₁ is at most ``enough`` (this worker's share of the tolerance: a
+        worker alone would otherwise sweep on until the coordinator's next look)."""
         done = 0
-        while self._halted < epoch and done < limit:
+        while self._halted < epoch and done < limit and not (done and self.last_delta <= enough):
             await self.direct_sweep()
             done += 1
         return done
