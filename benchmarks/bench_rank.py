@@ -314,14 +314,8 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
         sys.executable,
         "-P",  # the safe path: benchmarks/ does not shadow the packages
         str(SCRIPT),
-        "--worker",
-        name,
-        "--work",
-        str(work),
-        "--pages",
-        str(args.pages),
-        "--memory",
-        args.memory,
+        *("--worker", name, "--work", str(work), "--pages", str(args.pages)),
+        *("--memory", args.memory),
     ]
     command += (["--jacobi"] if args.jacobi else []) + cluster_row.flags(args)
     output = subprocess.run(command, capture_output=True, text=True, check=False)
