@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import sys
 import tempfile
 import time
@@ -31,15 +32,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from xyleme.sitegen import importance, interest, top_overlap
-from xyleme.sitegen.crawl import DaemonCrawl, crawl_seeds
-from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
-from xyleme.sitegen.realfolder import write_folder
-from xyleme.sitegen.static import StaticProcess
+from xyleme.sitegen import (
+    DaemonCrawl,
+    FolderTruth,
+    StaticProcess,
+    StaticServer,
+    crawl_seeds,
+    folder_truth,
+    importance,
+    interest,
+    normal,
+    top_overlap,
+    write_folder,
+)
 
 GENERATED = {"smoke": 1, "quick": 12}
 """Copies of each generated section for ``--smoke`` and ``--quick``."""
 CONCURRENCY = 8
+_REASON_DETAIL = re.compile(r"'[^']*'|\d+|(?<=out of scope: ).*")
+"""What varies within one reason (a count, a segment, the URL), left out of its group."""
 
 
 def missed_by_reason(truth: FolderTruth, outcome: DaemonCrawl, rejected: dict[str, str]):
@@ -84,7 +95,8 @@ def measure(root: Path, seed: str, scope: str | None, pages: int | None) -> dict
             )
         )
         rejected = _rejected(Path(folder) / "repo")
-    return figures(truth, outcome, rejected, truth_s, seed_url, scope_url)
+    result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
+    return result
 
 
 def _rejected(repository: Path) -> dict[str, str]:
@@ -101,21 +113,31 @@ def figures(
     truth_s: float,
     seed: str,
     scope: str,
+    budget: int | None = None,
 ) -> dict:
+    """The figures of the crawl against the truth; under a ``budget`` smaller than the
+    reachable set, reach counts against the budget and the links and rankings are compared
+    on the true graph between the documents read."""
+    reachable = len(truth.documents)
+    read = {normal(url) for url in outcome.read} & truth.position().keys()
+    bound = budget is not None and budget < reachable
+    if bound:
+        truth = truth.within(read)
     n = len(truth.documents)
     position = truth.position()
-    read = {normal(url) for url in outcome.read} & position.keys()
     true_edges = {(truth.documents[s], truth.documents[d]) for s, d in truth.edges}
     recorded = {(normal(s), normal(d)) for s, d in outcome.matrix_edges}
+    if bound:  # the matrix also holds the links to pages the budget left unread
+        recorded = {(s, d) for s, d in recorded if s in position and d in position}
     recorded_between = {(s, d) for s, d in recorded if s in position and d in position}
     reasons, examples = missed_by_reason(truth, outcome, rejected)
     result: dict = {
         "seed": seed,
         "scope": scope,
-        "pages_reachable": n,
+        "pages_reachable": reachable,
         "xml_reachable": int(sum(truth.is_xml)),
         "pages_read": len(read),
-        "reach": round(len(read) / n, 4) if n else None,
+        "reach": round(len(read) / min(reachable, budget or reachable), 4) if n else None,
         "edges_true": len(true_edges),
         "edges_recorded": len(recorded),
         "edge_recall": round(len(recorded & true_edges) / len(true_edges), 4)
@@ -127,6 +149,9 @@ def figures(
         "edges_missed_examples": sorted(true_edges - recorded)[:5],
         "edges_extra_examples": sorted(recorded - true_edges)[:5],
         "missed_by_reason": reasons,
+        "rejected_by_reason": dict(
+            Counter(_REASON_DETAIL.sub("…", reason) for reason in rejected.values()).most_common()
+        ),
         "missed_examples": examples,
         "extra_read": len({normal(url) for url in outcome.read} - position.keys()),
         "extra_read_examples": sorted({normal(u) for u in outcome.read} - position.keys())[:5],
@@ -137,14 +162,14 @@ def figures(
         "daemon_pages_per_s": round(len(outcome.read) / outcome.crawl_seconds, 1)
         if outcome.crawl_seconds
         else None,
-        "notes": {},
+        "notes": {"reach": f"against the budget of {budget} pages"} if bound else {},
     }
-    scores = {normal(url): value for url, value in outcome.importance.items()}
+    scores = _scores(outcome.importance, position if bound else None)
     reference = dict(zip(truth.documents, importance(n, truth.edges).tolist(), strict=True))
     result["importance_top20_overlap"] = top_overlap(reference, scores) if n else None
     if any(truth.is_xml):
         inverse = interest(n, truth.edges, truth.is_xml).tolist()
-        scores = {normal(url): value for url, value in outcome.interest.items()}
+        scores = _scores(outcome.interest, position if bound else None)
         result["interest_top20_overlap"] = top_overlap(
             dict(zip(truth.documents, inverse, strict=True)), scores
         )
@@ -152,6 +177,12 @@ def figures(
         result["interest_top20_overlap"] = None
         result["notes"]["interest_top20_overlap"] = "no XML page reachable: E' is empty"
     return result
+
+
+def _scores(scores: dict[str, float], among: dict[str, int] | None) -> dict[str, float]:
+    """The daemon's scores by normal URL (only of the pages ``among``, when given)."""
+    found = {normal(url): value for url, value in scores.items()}
+    return found if among is None else {url: v for url, v in found.items() if url in among}
 
 
 def main() -> None:

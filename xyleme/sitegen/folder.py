@@ -34,7 +34,7 @@ from protego import Protego
 
 # The relations are ARCHITECTURE.md's definition of a link, not the crawler's extraction:
 # the parser, the resolution and the walk below are this module's own.
-from xyleme.crawler.htmlparse import DOCUMENT_RELATIONS, RESOURCE_RELATIONS
+from xyleme.crawler import DOCUMENT_RELATIONS, RESOURCE_RELATIONS
 
 INDEX_FILES = ("index.html", "index.htm")
 """What ``http.server`` serves for a folder URL, in order, before it lists the folder."""
@@ -204,6 +204,19 @@ class FolderTruth:
     def position(self) -> dict[str, int]:
         """URL → position in :attr:`documents`."""
         return {url: i for i, url in enumerate(self.documents)}
+
+    def within(self, urls: set[str]) -> FolderTruth:
+        """The truth between the documents of ``urls`` only (a crawl cut short by a budget
+        is compared on the pages it read)."""
+        keep = [i for i, url in enumerate(self.documents) if url in urls]
+        moved = {old: new for new, old in enumerate(keep)}
+        return FolderTruth(
+            documents=[self.documents[i] for i in keep],
+            is_xml=[self.is_xml[i] for i in keep],
+            edges=[(moved[s], moved[d]) for s, d in self.edges if s in moved and d in moved],
+            not_documents=self.not_documents,
+            scripted=self.scripted,
+        )
 
 
 def folder_truth(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 START_TIMEOUT_S = 30.0
@@ -33,16 +33,19 @@ class StaticProcess:
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
         )
-        deadline = time.monotonic() + START_TIMEOUT_S
         assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            match = re.search(r"port (\d+)", line)
-            if match:
-                self.origin = f"http://127.0.0.1:{match.group(1)}"
-                return self
-            if not line and self.process.poll() is not None:
-                break
+        # A blocking readline waits for ever on a child that neither prints nor exits: the
+        # watchdog kills it at the deadline, which ends the read.
+        watchdog = threading.Timer(START_TIMEOUT_S, self.process.kill)
+        watchdog.start()
+        try:
+            for line in self.process.stdout:
+                match = re.search(r"port (\d+)", line)
+                if match:
+                    self.origin = f"http://127.0.0.1:{match.group(1)}"
+                    return self
+        finally:
+            watchdog.cancel()
         self.__exit__()
         raise RuntimeError(f"http.server did not start within {START_TIMEOUT_S:g} s")
 
