@@ -208,8 +208,7 @@ def main() -> None:
         result = measure(root.resolve(), args.seed, args.scope, args.pages)
     print(
         f"{result['seed']}: {result['pages_read']} of {result['pages_reachable']} reachable "
-        f"documents read (reach {result['reach']}), {result['pages_reachable']} true; "
-        f"{result['daemon_pages_per_s']} pages/s"
+        f"documents read (reach {result['reach']}); {result['daemon_pages_per_s']} pages/s"
     )
     print(
         f"links: {result['edges_recorded']} recorded, {result['edges_true']} true, recall "
