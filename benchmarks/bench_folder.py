@@ -96,7 +96,21 @@ def measure(root: Path, seed: str, scope: str | None, pages: int | None) -> dict
         )
         rejected = _rejected(Path(folder) / "repo")
     result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
+    result["same_file_urls"] = same_file_urls(server, outcome)
     return result
+
+
+def same_file_urls(server: StaticServer, outcome: DaemonCrawl) -> int:
+    """Pages read under a second URL of a file already read under another (``dir/`` and
+    ``dir/index.html``, a symlink): each is a page of its own, as URLs are (ARCHITECTURE
+    "What a page is"), counted so a real tree's duplicates are seen."""
+    files = set()
+    for url in outcome.read:
+        answer = server.answer(normal(url))
+        target = answer.file or answer.listing
+        if target is not None:
+            files.add(target.resolve())
+    return len(outcome.read) - len(files)
 
 
 def _rejected(repository: Path) -> dict[str, str]:
