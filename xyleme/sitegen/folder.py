@@ -135,9 +135,9 @@ def well_formed(path: Path) -> str | None:
     warehouse keeps well-formed documents only, so a malformed one is read but no document."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
     try:
-        etree.parse(str(path), parser)
+        etree.fromstring(path.read_bytes(), parser)
     except etree.XMLSyntaxError as error:
-        return f"not well-formed: {error}"
+        return f"not well-formed: {error.msg}"
     return None
 
 
