@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loader import Check, Loader, LoaderSettings, LoadOutcome
+from loader import Check, LoadOutcome
 from loader.catalog import Catalog
-from metadata import ManualClock
 from tests.loader_fakes import FakeFetcher, FakeMetadata
+from tests.test_loader_catalog import SITE, make_loader
 
-SITE = "http://docs.test/"
 SYSTEM = "http://publisher.test/dtd/4.1.2/book.dtd"
 BOOK_DTD = b"""<!ENTITY % notations PUBLIC "-//Example//ENTITIES Book XML Notations//EN"
 "notations.mod">
@@ -25,6 +24,10 @@ BOOK_DTD = b"""<!ENTITY % notations PUBLIC "-//Example//ENTITIES Book XML Notati
 <!ELEMENT title (#PCDATA)>
 <!ATTLIST title format (%notation.class;) #IMPLIED>
 """
+DOCUMENT = (
+    '<!DOCTYPE book PUBLIC "-//Example//DTD Book V4.1.2//EN" "{system}">'
+    '<book><title format="{notation}">A book</title></book>'
+)
 NOTATIONS = b"""<!NOTATION GIF SYSTEM "gif"><!NOTATION PNG SYSTEM "png">
 <!ENTITY % notation.class "GIF | PNG">
 """
@@ -60,24 +63,18 @@ def test_a_module_beside_a_catalogued_dtd_is_found_by_its_relative_name(tmp_path
     assert catalog.resolve(None, "http://other.test/dtd/4.1.2/notations.mod") is None
 
 
-def test_a_document_of_such_a_dtd_is_stored_valid_without_a_fetch(tmp_path):
-    md = FakeMetadata()
-    fetcher = FakeFetcher()
-    settings = LoaderSettings(system_catalog=False, catalog_files=(str(write_catalog(tmp_path)),))
-    loader = Loader(
-        tmp_path / "documents",
-        md,
-        fetcher,
-        ManualClock(0.0),
-        settings,
-        in_scope=lambda url: url.startswith(SITE),
-    )
-    url = f"{SITE}book.xml"
-    body = (
-        f'<!DOCTYPE book PUBLIC "-//Example//DTD Book V4.1.2//EN" "{SYSTEM}">'
-        '<book><title format="PNG">A book</title></book>'
-    ).encode()
-    result = loader.load(md.id_for(url), url, body, {}, 0.0)
-    assert result.outcome is LoadOutcome.STORED
-    assert result.validity.dtd is Check.VALID
+def test_the_modules_declarations_hold_for_the_documents_without_a_fetch(tmp_path):
+    """A notation the module declares is valid, another is not: the module was read."""
+    md, fetcher = FakeMetadata(), FakeFetcher()
+    loader = make_loader(tmp_path, md, fetcher, [write_catalog(tmp_path)])
+    verdicts = {}
+    for notation in ("PNG", "TIFF"):
+        url = f"{SITE}{notation}.xml"
+        body = DOCUMENT.format(system=SYSTEM, notation=notation).encode()
+        result = loader.load(md.id_for(url), url, body, {}, 0.0)
+        verdicts[notation] = (result.outcome, result.validity.dtd)
+    assert verdicts == {
+        "PNG": (LoadOutcome.STORED, Check.VALID),
+        "TIFF": (LoadOutcome.STORED, Check.INVALID),
+    }
     assert fetcher.requests == []
