@@ -37,6 +37,11 @@ def test_normal_urls_are_one_spelling_of_one_file():
     assert normal("HTTP://H.test/a/./b/../c%2b+ d.html#x") == "http://h.test/a/c++%20d.html"
     assert normal("http://h.test/%C3%BC.html") == normal("http://h.test/ü.html")
     assert normal("http://h.test") == "http://h.test/"
+    # rustdoc's search links: the query's spellings are one, its delimiters' escapes kept
+    assert normal("http://h/v.html?search=option<T>%2C+a->b&c") == normal(
+        "http://h/v.html?search=option%3CT%3E,+a-%3Eb&c"
+    )
+    assert normal("http://h/?a=%26&b=%2b") != normal("http://h/?a=&&b=+")
 
 
 def test_the_model_answers_as_http_server_does(folder):

@@ -40,6 +40,10 @@ INDEX_FILES = ("index.html", "index.htm")
 """What ``http.server`` serves for a folder URL, in order, before it lists the folder."""
 MAX_REDIRECTS = 5
 _SAFE_PATH = "/!$&'()*+,;=:@-._~"
+_SAFE_QUERY = "/?!$&'()*+,;=:@-._~"
+_QUERY_DELIMITER = re.compile(r"(%2[6bB5]|%3[dD]|%23)")
+"""Escapes of the query's own delimiters (``&``, ``+``, ``%``, ``=``, ``#``): kept escaped, since
+decoding them would change what the query says."""
 _XML_SUFFIXES = frozenset({"xml", "svg", "xhtml", "xht", "rss", "atom", "rdf", "xsd", "xsl"})
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _XHTML = "{http://www.w3.org/1999/xhtml}"
@@ -54,10 +58,16 @@ def normal(url: str) -> str:
 
     >>> normal("HTTP://Example.ORG/a%7eb/./x/../c d.html#x"), normal("http://h/a/b/..")
     ('http://example.org/a~b/c%20d.html', 'http://h/a/')
+    >>> normal("http://h/?q=a<b>%2Cc d&x=%26%3d")  # a delimiter's escape stays one
+    'http://h/?q=a%3Cb%3E,c%20d&x=%26%3D'
     """
     parts = urlsplit(url.strip())
     path = quote(_without_dots(unquote(parts.path)), safe=_SAFE_PATH) or "/"
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    query = "".join(
+        token.upper() if _QUERY_DELIMITER.fullmatch(token) else quote(unquote(token), _SAFE_QUERY)
+        for token in _QUERY_DELIMITER.split(parts.query)
+    )
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
 
 
 def _without_dots(path: str) -> str:
