@@ -10,8 +10,8 @@ server's durability) and measures, on the same machine and the same rows, rows p
 
 Batches of 1,000 rows, one transaction each, the engines alternating batch by batch so both
 see the same load. The crawl figures (``pages_per_s`` of the SQLite daemon and of 1 and 2
-PostgreSQL workers) need the workers of part 2: they are null until then, and ``cash_drift``
-is not printed yet.
+PostgreSQL workers) need the workers of part 2: they are null until then. ``cash_drift`` is
+OPIC's total-cash error after a run of 2 parts with a kill (:mod:`benchmarks.scaleout_cash`).
 
     python benchmarks/bench_scaleout.py --quick    # < 60 s
     python benchmarks/bench_scaleout.py --smoke    # a few seconds
@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import psycopg
 
 from benchmarks.pgcluster import start_cluster
+from benchmarks.scaleout_cash import report_cash_drift
 from metadata import FetchResult, Metadata, PageType
 
 BATCH = 1_000
@@ -139,14 +140,16 @@ def main() -> None:
         f"  store ids / raw insert: sqlite {sqlite_ratio:.2f}, "
         f"postgres {postgres_ratio:.2f} (vs raw COPY {copy_ratio:.2f})"
     )
+    cash_drift = report_cash_drift("smoke" if args.smoke else "quick" if args.quick else "full")
     result = {
         "metadata_write_rows_per_s": rates,
+        "cash_drift": cash_drift,
         "pages_per_s": {
             "sqlite_daemon": None,
             "postgres_1_worker": None,
             "postgres_2_workers": None,
         },
-        "note": "pages_per_s (and cash_drift) need the crawl workers of issue 20 part 2",
+        "note": "pages_per_s needs the crawl workers of issue 20 part 2",
     }
     print(json.dumps(result))
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from metadata import reports
     from metadata.api import (
+        CashTransfersAPI,
         CoreAPI,
         FetchesAPI,
         LinksAPI,
@@ -33,6 +34,13 @@ if TYPE_CHECKING:
         StateAPI,
         StatusAPI,
         VersionsAPI,
+    )
+    from metadata.cash_transfers import (
+        TOTAL_CASH,
+        CashPart,
+        CashPartsMismatch,
+        CashPartTaken,
+        CashTotal,
     )
     from metadata.clock import (
         CLOCK_STATE,
@@ -85,7 +93,13 @@ if TYPE_CHECKING:
     from metadata.versions import VersionStore
 
 _HOME = {
+    "CashTransfersAPI": "api",
     "CoreAPI": "api",
+    "TOTAL_CASH": "cash_transfers",
+    "CashPart": "cash_transfers",
+    "CashPartTaken": "cash_transfers",
+    "CashPartsMismatch": "cash_transfers",
+    "CashTotal": "cash_transfers",
     "FetchesAPI": "api",
     "LinksAPI": "api",
     "MetadataAPI": "api",
@@ -154,7 +168,13 @@ __all__ = [
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "TOTAL_CASH",
     "AcceleratedClock",
+    "CashPart",
+    "CashPartTaken",
+    "CashPartsMismatch",
+    "CashTotal",
+    "CashTransfersAPI",
     "Change",
     "Check",
     "Clock",

@@ -31,13 +31,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, Self, runtime_checkable
 
 import numpy as np
 
+from metadata.cash_transfers import CashPart, CashTotal
 from metadata.clock import Clock
 from metadata.link_matrix import LinkMatrix
 from metadata.revisits import Stored
@@ -242,8 +243,41 @@ class ClaimsAPI(Protocol):
 
 
 @runtime_checkable
+class CashTransfersAPI(Protocol):
+    """OPIC's cash across crawl workers: each part's books and the transfers between parts
+    (OPIC §4.1, issue 20)."""
+
+    def open_cash_parts(self, parts: int) -> list[CashPart]: ...
+
+    def cash_parts(self) -> list[CashPart]: ...
+
+    def send_cash(
+        self, from_part: int, batch: int, transfers: Mapping[int, tuple[np.ndarray, np.ndarray]]
+    ) -> int: ...
+
+    def take_cash(self, to_part: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def save_cash_part(self, book: CashPart) -> CashPart: ...
+
+    def cash_total(self) -> CashTotal: ...
+
+    def parts_of(self, url_ids: np.ndarray, parts: int) -> np.ndarray: ...
+
+    def part_page_ids(self, part: int, parts: int) -> np.ndarray: ...
+
+
+@runtime_checkable
 class MetadataAPI(
-    CoreAPI, PageIdsAPI, FetchesAPI, LinksAPI, StatusAPI, StateAPI, RanksAPI, ClaimsAPI, Protocol
+    CoreAPI,
+    PageIdsAPI,
+    FetchesAPI,
+    LinksAPI,
+    StatusAPI,
+    StateAPI,
+    RanksAPI,
+    ClaimsAPI,
+    CashTransfersAPI,
+    Protocol,
 ):
     """The whole metadata store of one repository: every subject above."""
 

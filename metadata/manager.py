@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from metadata import schema
+from metadata.cash_transfers import CashTransfers
 from metadata.claims import Claims
 from metadata.clock import Clock, SystemClock
 from metadata.dialect import POSTGRESQL, SQLITE, Connection
@@ -29,7 +30,7 @@ from metadata.status import LoadStatuses
 from metadata.store import check_application, rollback
 
 
-class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks, Claims):
+class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks, Claims, CashTransfers):
     """Map-, Refresh-, Link- and Status-Data of one repository (paper §4).
 
     Open it with :meth:`create` or :meth:`open`, never with the constructor; use it as a

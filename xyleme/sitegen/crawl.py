@@ -8,6 +8,7 @@ the XML, then one ranking pass runs. What it stored is read back by URL, so the 
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ async def crawl_seeds(
     daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=resolver)
     daemon.open()
     outcome = DaemonCrawl()
+    gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
     try:
         start = time.perf_counter()
         queue_unread(daemon.md, daemon.crawler)
@@ -99,6 +101,7 @@ async def crawl_seeds(
         outcome.seconds = time.perf_counter() - start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
     finally:
+        gc.unfreeze()
         daemon.close()
     return outcome
 
