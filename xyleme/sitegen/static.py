@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -30,8 +31,10 @@ class StaticProcess:
     def __enter__(self) -> StaticProcess:
         command = [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1"]
         command += ["--directory", str(self.root), "0"]
+        # Its stderr (one line a request) goes to a file: a pipe nobody reads would fill.
+        self._log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            command, stdout=subprocess.PIPE, stderr=self._log, text=True
         )
         assert self.process.stdout is not None
         # A blocking readline waits for ever on a child that neither prints nor exits: the
@@ -47,7 +50,14 @@ class StaticProcess:
         finally:
             watchdog.cancel()
         self.__exit__()
-        raise RuntimeError(f"http.server did not start within {START_TIMEOUT_S:g} s")
+        raise RuntimeError(
+            f"http.server did not start within {START_TIMEOUT_S:g} s: {self.log()[-2000:]}"
+        )
+
+    def log(self) -> str:
+        """What the server wrote to stderr so far (its request log, or why it failed)."""
+        self._log.seek(0)
+        return self._log.read()
 
     def __exit__(self, *_: object) -> None:
         if self.process is not None:
@@ -56,3 +66,5 @@ class StaticProcess:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+            self.process.stdout.close()
+            self._log.close()
