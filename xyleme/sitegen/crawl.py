@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from aiohttp.abc import AbstractResolver
 
 from metadata import PAGE_TYPE_CODE, ManualClock, Metadata, PageType
 from xyleme.cli import create_repository
@@ -61,15 +62,33 @@ async def crawl_with_daemon(
     served: ServedSite, repository: Path, *, concurrency: int = 8
 ) -> DaemonCrawl:
     """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
+    return await crawl_seeds(
+        served.site.seeds,
+        scope_for(served),
+        repository,
+        resolver=served.resolver(),
+        concurrency=concurrency,
+    )
+
+
+async def crawl_seeds(
+    seeds: list[str],
+    scope: list[str],
+    repository: Path,
+    *,
+    resolver: AbstractResolver | None = None,
+    concurrency: int = 8,
+    page_budget: int | None = None,
+) -> DaemonCrawl:
+    """Seed an empty repository, crawl from ``seeds`` within ``scope`` until nothing is left
+    (or ``page_budget`` pages a host), rank, and read back what the daemon made of it."""
     create_repository(repository)
     with Metadata.open(repository / "metadata.db") as md:
-        RepositoryTarget(md).add_seeds(served.site.seeds)
-    daemon = Daemon(
-        repository,
-        _config(Config(), scope_for(served), concurrency),
-        clock=ManualClock(EPOCH),
-        resolver=served.resolver(),
-    )
+        RepositoryTarget(md).add_seeds(seeds)
+    config = _config(Config(), scope, concurrency)
+    if page_budget is not None:
+        config = config.replace("crawler", host_page_budget=page_budget)
+    daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=resolver)
     daemon.open()
     outcome = DaemonCrawl()
     gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
