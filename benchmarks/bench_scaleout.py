@@ -146,7 +146,7 @@ def crawl_rate(repository: Path, web: SimWebProcess, budget: int, server: int, *
     """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
     from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes and the
     PostgreSQL server (``server``: its postmaster's pid) spent meanwhile, per page."""
-    command = [sys.executable, "-m", "xyleme", "--repo", str(repository), "run", *extra]
+    command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
     command += ["--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = time.monotonic()
