@@ -197,7 +197,7 @@ RUNNERS = {"xyleme": run_xyleme, "scrapy": run_scrapy, "bare": run_bare}
 
 def measure(name: str, site: dict, args: argparse.Namespace) -> dict:
     """Run one crawler in a fresh subprocess; its JSON result."""
-    command = [sys.executable, __file__, "--run", name, "--site", json.dumps(site)]
+    command = [sys.executable, "-P", __file__, "--run", name, "--site", json.dumps(site)]
     command += ["--concurrency", str(args.concurrency), "--per-host", str(args.per_host)]
     command += ["--scrapy-seconds", str(args.scrapy_seconds)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)

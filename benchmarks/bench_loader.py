@@ -18,17 +18,24 @@ entities through the resolver, DTD validation, XML Schema validation), ``links``
 ``parse_tree``: finding and resolving the links, the entity and depth limits, the loader's
 Python around the parse), ``compress`` (zstd), ``version_rows`` (MD5 and the version's rows
 in SQLite) and ``metadata`` (the rest of the whole job: URL-Ids of the links, Link-Data,
-Status-Data, types, the batch's reads). Beside it, ``daemon_pages_per_s``: the daemon run
-briefly against a simulated web on this machine, as ``bench_daemon.py`` does. Targets: the
-whole job at least 3x the daemon's fetch rate, and everything but ``parse_validate`` at most
-1x it.
+Status-Data, types, the batch's reads). ``metadata_us`` splits that rest by call, in one
+more run (``benchmarks/loader_calls.py``): the links' URL-Ids (Map-Data's ``ids_for``), the
+batch's reads, Link-Data rows, Status-Data and type rows, the metadata commit, and the cyclic
+garbage collector (on in the whole job, off while the parts are timed); what none of them
+holds is the loader's own Python between the calls. Every loader is warmed up first on one
+document per host, root element and schema locations at other URLs (catalogs read, schemas
+compiled), as a running daemon's is. Beside it,
+``daemon_pages_per_s``: the daemon run briefly against a simulated web on this machine, as
+``bench_daemon.py`` does. Targets: the whole job at least 3x the daemon's fetch rate, and
+everything but ``parse_validate`` at most 1x it.
 
 Run: ``python benchmarks/bench_loader.py [--quick | --smoke] [--docs N] [--batch B]``. The
 last line printed is a JSON object with ``docs_per_s``, ``plain_docs_per_s``, ``ratio``,
-``big_doc_peak_mb``, ``parts_us``, ``not_lxml_over_lxml``, ``daemon_pages_per_s`` and
-``job_over_daemon``. ``docs_per_s`` loads ``B`` documents per ``Loader.load_many`` call (the
-crawler's batches); ``single_docs_per_s`` one per ``Loader.load`` call. ``--smoke`` (a few
-seconds) uses 100 documents, one run of each, a 2 MB large document and a 3 s daemon.
+``big_doc_peak_mb``, ``parts_us``, ``metadata_us``, ``not_lxml_over_lxml``,
+``daemon_pages_per_s`` and ``job_over_daemon``. ``docs_per_s`` loads ``B`` documents per
+``Loader.load_many`` call (the crawler's batches); ``single_docs_per_s`` one per
+``Loader.load`` call. ``--smoke`` (a few seconds) uses 100 documents, one run of each, a 2 MB
+large document and a 3 s daemon.
 """
 
 from __future__ import annotations
@@ -37,10 +44,12 @@ import argparse
 import gc
 import json
 import multiprocessing
+import re
 import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +57,13 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.loader_calls import metered_run
 from loader import Loader, LoaderSettings, LoadOutcome, Validity, md5_of, parse_tree, safe_parser
 from metadata import ManualClock, Metadata, MetadataSettings, NewVersion
 
 PLAIN_XPATH = "//@href | //@*[local-name()='href'] | //link/text()"
+_ROOT = re.compile(rb"<([A-Za-z_][\w:.-]*)")
+_SCHEMAS = re.compile(rb"[sS]chemaLocation\s*=\s*[\"']([^\"']*)")
 
 
 class NoFetcher:
@@ -114,8 +126,10 @@ def open_loader(
     dependencies: list[tuple[str, bytes]],
     settings: LoaderSettings | None = None,
     metadata_settings: MetadataSettings | None = None,
+    warm: list[tuple[str, bytes]] | None = None,
 ) -> tuple[Loader, Metadata]:
-    """A loader on a fresh repository, with the corpus's dependencies already delivered."""
+    """A loader on a fresh repository, with the corpus's dependencies already delivered
+    (and warmed up on ``warm``'s hosts and kinds, see :func:`warm_up`)."""
     folder.mkdir(parents=True)
     metadata = Metadata.create(
         folder / "metadata.db", clock=ManualClock(0.0), settings=metadata_settings
@@ -123,17 +137,37 @@ def open_loader(
     loader = Loader(folder / "documents", metadata, NoFetcher(), ManualClock(0.0), settings)
     for url, body in dependencies:
         loader.load(metadata.id_for(url), url, body, {"Content-Type": "application/xml-dtd"}, 0.0)
+    if warm:
+        warm_up(loader, metadata, warm)
     return loader, metadata
 
 
-def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]:
+def warm_up(loader: Loader, metadata: Metadata, documents: list[tuple[str, bytes]]) -> None:
+    """Load one document of each host, root element and schema locations at another URL
+    first, so the timed loads find the loader as a running daemon's is: its catalogs read,
+    its schemas compiled (~17 ms for the quick corpus, once per loader)."""
+    first: dict[tuple, tuple[str, bytes]] = {}
+    for url, body in documents:
+        root = _ROOT.search(body)
+        kind = (root.group(1) if root else b"", *_SCHEMAS.findall(body))
+        first.setdefault((url.split("/")[2], kind), (url, body))
+    for url, body in first.values():
+        warm = f"{url}?warm-up"
+        loader.load(metadata.id_for(warm), warm, body, {"Content-Type": "application/xml"}, 0.5)
+
+
+def loader_loop(
+    corpus: Corpus, folder: Path, batch: int, metered: Callable[[Loader], None] | None = None
+) -> tuple[float, float]:
     """The whole job: parse, validate, store a version, write links to the metadata.
 
     ``batch`` documents go to ``Loader.load_many`` at a time (1: ``Loader.load``, each
     document then commits on its own). Returns CPU seconds and wall-clock seconds (the
     latter includes waiting for the disk).
     """
-    loader, metadata = open_loader(folder, corpus.dependencies)
+    loader, metadata = open_loader(folder, corpus.dependencies, warm=corpus.documents)
+    if metered is not None:
+        metered(loader)
     documents = corpus.documents
     ids = metadata.ids_for([url for url, _ in documents])
     headers = {"Content-Type": "application/xml"}
@@ -154,7 +188,7 @@ def loader_loop(corpus: Corpus, folder: Path, batch: int) -> tuple[float, float]
 
 def parse_loop(corpus: Corpus, folder: Path) -> float:
     """The loader's parsing alone: safe parse, DTD validation, link extraction."""
-    loader, metadata = open_loader(folder, corpus.dependencies)
+    loader, metadata = open_loader(folder, corpus.dependencies, warm=corpus.documents)
     started = time.process_time()
     for url, body in corpus.documents:
         parsed = parse_tree(body, url, None, loader.settings, loader.resolver())
@@ -180,7 +214,7 @@ def job_parts(corpus: Corpus, folder: Path) -> dict[str, float]:
 
     ``metadata`` is left to the caller: the whole job less the other parts.
     """
-    loader, metadata = open_loader(folder, corpus.dependencies)
+    loader, metadata = open_loader(folder, corpus.dependencies, warm=corpus.documents)
     settings = loader.settings
     documents = corpus.documents
     lxml_alone = whole_parse = 0.0
@@ -379,6 +413,13 @@ def main() -> None:
         lxml_us = parts_us["parse_validate"]
         not_lxml = sum(parts_us.values()) - lxml_us
         print(f"  not lxml's own work / parse+validate: {not_lxml / lxml_us:.2f} (target <= 1)")
+        metered = metered_run(
+            lambda meter: loader_loop(corpus, scratch / "metered", options.batch, meter)
+        )
+        metadata_us = {name: round(1e6 * seconds / count, 1) for name, seconds in metered.items()}
+        print("  metadata, by call (one run):")
+        for name, micros in metadata_us.items():
+            print(f"    {name:42}{micros:12.1f}")
 
         big = scratch / "big.xml"
         write_big_document(big, big_mb)
@@ -411,6 +452,7 @@ def main() -> None:
                 "plain_docs_per_s": round(plain, 1),
                 "ratio": round(loaded / plain, 3),
                 "parts_us": parts_us,
+                "metadata_us": metadata_us,
                 "whole_us": round(1e6 * cpu / count, 1),
                 "plain_us": round(1e6 / plain, 1),
                 "not_lxml_over_lxml": round(not_lxml / lxml_us, 2),

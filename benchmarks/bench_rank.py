@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from benchmarks.rank_cluster_row import report_cluster, work_cluster
+from benchmarks import rank_cluster_row as cluster_row
 from ranking import BoundElseChange, L1Bound, MaxSweeps
 from ranking.pagerank import (
     DirectPageRank,
@@ -304,7 +304,7 @@ WORKERS = {
     "igraph": lambda a, w: work_igraph(w, a.pages),
     "networkx": lambda a, w: work_networkx(w, a.pages),
     "table1": lambda a, w: work_table1(w, a.pages, a.memory),
-    "cluster": lambda a, w: work_cluster(w, a.pages, a.memory, _is_xml(a.pages)),
+    "cluster": lambda a, w: cluster_row.work(w, a.pages, a.memory, cluster_row.xml(a, _is_xml)),
 }
 
 
@@ -312,16 +312,12 @@ def in_process(name: str, args: argparse.Namespace, work: Path) -> dict:
     """Run one worker in a fresh interpreter and return its figures."""
     command = [
         sys.executable,
+        "-P",  # the safe path: benchmarks/ does not shadow the packages
         str(SCRIPT),
-        "--worker",
-        name,
-        "--work",
-        str(work),
-        "--pages",
-        str(args.pages),
-        "--memory",
-        args.memory,
-    ] + (["--jacobi"] if args.jacobi else [])
+        *("--worker", name, "--work", str(work), "--pages", str(args.pages)),
+        *("--memory", args.memory),
+    ]
+    command += (["--jacobi"] if args.jacobi else []) + cluster_row.flags(args)
     output = subprocess.run(command, capture_output=True, text=True, check=False)
     if output.returncode != 0:
         raise SystemExit(f"the {name} worker failed:\n{output.stderr}")
@@ -345,13 +341,17 @@ def l1_error(work: Path, name: str, reference: str = "reference") -> float | Non
 
 
 def generate(work: Path, pages: int) -> tuple[int, float]:
-    """Write the web-like graph to work/src.i32 and work/dst.i32; (links, seconds)."""
+    """Write the web-like graph to work/src.i32 and work/dst.i32; (links, seconds). A graph
+    already there with its link count (``links.txt``, a ``--graph-cache``) is reused."""
+    if (work / "links.txt").exists():
+        return int((work / "links.txt").read_text()), 0.0
     start, links = time.perf_counter(), 0
     with open(work / "src.i32", "wb") as src_file, open(work / "dst.i32", "wb") as dst_file:
         for src, dst in web_graph(pages):
             src.tofile(src_file)
             dst.tofile(dst_file)
             links += src.size
+    (work / "links.txt").write_text(str(links))
     return links, time.perf_counter() - start
 
 
@@ -384,6 +384,7 @@ def main() -> None:
         "--jacobi", action="store_true", help="also solve with block-Jacobi inside the slices"
     )
     parser.add_argument("--table1", action="store_true", help="reproduce the paper's Table 1")
+    cluster_row.add_options(parser)
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -400,8 +401,14 @@ def main() -> None:
         if args.table1:
             table1(args, base)
             return
+        if args.graph_cache is not None:
+            base = args.graph_cache / str(args.pages)
+            base.mkdir(parents=True, exist_ok=True)
         links, generate_s = generate(base, args.pages)
         print(f"web-like graph: {args.pages:,} pages, {links:,} links ({generate_s:.1f} s)")
+        if args.cluster_only:  # the row alone; its keys are the last line
+            figures = in_process("cluster", args, base) if _installed("distributed") else None
+            return print(json.dumps({"pages": args.pages, **cluster_row.report(figures, args)}))
         results = {"xyleme": in_process("xyleme", args, base)}
         results["scipy"] = in_process("scipy", args, base)
         if args.pages <= 5_000_000 and _installed("igraph"):
@@ -479,7 +486,7 @@ def report(args: argparse.Namespace, links: int, results: dict, work: Path) -> N
         "inverse_l1_error": l1_error(work, "xyleme-inverse", "reference-inverse"),
         "inverse_l1_bound": x["inverse_bound"],
         "scipy_inverse_l1_error": l1_error(work, "scipy-inverse", "reference-inverse"),
-        **report_cluster(results.get("cluster"), args.pages),
+        **cluster_row.report(results.get("cluster"), args),
     }
     print(json.dumps(summary))
 

@@ -1,27 +1,37 @@
-"""Past one machine (issue 20), part 1: the metadata write rates of both engines.
+"""Past one machine (issue 20): crawl rates of the SQLite daemon and of PostgreSQL workers,
+and the metadata write rates of both engines.
 
 Starts its own throwaway PostgreSQL cluster (:mod:`benchmarks.pgcluster`, fsync on: a real
-server's durability) and measures, on the same machine and the same rows, rows per second of:
+server's durability) and the simulated web (a child process, frozen: every run sees the
+same pages), then:
 
-* URL-Id assignment through the store (``ids_for(..., canonical=True)``: the id lookup, the
-  insert — ``executemany`` on SQLite, ``COPY`` on PostgreSQL — and the commit), against a
-  raw ``INSERT`` by ``executemany`` on each engine and a raw ``COPY`` on PostgreSQL;
-* first fetch results with 10 links each through the store (``record_fetches``).
+* **crawl rates** (``pages_per_s``): the same budget of first reads on the same web, by
+  ``xyleme run`` on an SQLite repository, then ``xyleme run --workers 1`` and ``--workers
+  2`` on PostgreSQL repositories (each a fresh store; archive off in all three, its cost is
+  ``bench_daemon.py``'s). A run is timed from its ``WARMUP``-th read to its budget (the
+  processes' start-up is left out), read counts polled every 0.1 s; the ratios
+  ``pg1_over_sqlite`` and ``pg2_over_pg1`` follow;
+* **metadata write rates**, on the same machine and the same rows: URL-Id assignment
+  through the store (``ids_for(..., canonical=True)``) against a raw ``INSERT`` by
+  ``executemany`` on each engine and a raw ``COPY`` on PostgreSQL, and first fetch results
+  with 10 links each through the store (``record_fetches``); batches of 1,000 rows, one
+  transaction each, the engines alternating batch by batch so both see the same load.
 
-Batches of 1,000 rows, one transaction each, the engines alternating batch by batch so both
-see the same load. The crawl figures (``pages_per_s`` of the SQLite daemon and of 1 and 2
-PostgreSQL workers) need the workers of part 2: they are null until then, and ``cash_drift``
-is not printed yet.
+``cash_drift`` is OPIC's total-cash error after a run of 2 parts with a kill
+(:mod:`benchmarks.scaleout_cash`).
 
     python benchmarks/bench_scaleout.py --quick    # < 60 s
-    python benchmarks/bench_scaleout.py --smoke    # a few seconds
+    python benchmarks/bench_scaleout.py --smoke    # a small budget: ~20 s, most of it the
+                                                   # processes' start-up
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,10 +41,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
+import psutil
 import psycopg
 
-from benchmarks.pgcluster import start_cluster
-from metadata import FetchResult, Metadata, PageType
+from benchmarks.pgcluster import PostgresCluster, start_cluster
+from benchmarks.scaleout_cash import report_cash_drift
+from metadata import FetchResult, Glance, Metadata, MetadataError, PageType
+from xyleme.simweb import SimWebProcess, SimWebSettings
 
 BATCH = 1_000
 RAW_TABLE = "CREATE TABLE raw_pages (id BIGINT PRIMARY KEY, url TEXT NOT NULL UNIQUE, at FLOAT)"
@@ -76,59 +89,213 @@ def fetches(ids: list[int], at: float) -> list[FetchResult]:
     ]
 
 
-def measure(batches: int) -> dict[str, float]:
+CRAWL_CONFIG = """
+[archive]
+enabled = false
+crawl_log = false
+
+[crawler]
+scope = ["simweb.test"]
+min_delay = 0.0
+max_crawl_delay = 0.0
+per_host_concurrency = 4
+shutdown_deadline = 2.0
+"""
+WARMUP = 20
+"""First reads before the clock starts: the processes' start-up is not the crawl."""
+MIN_TIMED_PAGES = 20
+"""Fewer pages read in the timed window (polled every 0.1 s) make no rate."""
+CRAWL_TIMEOUT_S = 120.0
+"""A run that has not read its budget by then is stopped and measured as it is."""
+
+
+def read_count(repository: Path) -> int:
+    """Pages read so far (every type but UNKNOWN), from the committed store."""
+    try:
+        with Glance.open(repository / "metadata.db") as glance:
+            counts = glance.count_by_type()
+    except MetadataError:  # not created yet, or a moment of contention: not read yet
+        return 0
+    return sum(count for kind, count in counts.items() if kind is not PageType.UNKNOWN)
+
+
+def tree_cpu(roots: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process of the trees rooted at ``roots``."""
+    spent: dict[int, float] = {}
+    for root in roots:
+        try:
+            top = psutil.Process(root)
+            processes = [top, *top.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            spent[process.pid] = times.user + times.system
+    return spent
+
+
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two :func:`tree_cpu` snapshots (a new process: all of it)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+
+
+def crawl_rate(repository: Path, web: SimWebProcess, budget: int, server: int, *extra: str) -> dict:
+    """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
+    from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes and the
+    PostgreSQL server (``server``: its postmaster's pid) spent meanwhile, per page."""
+    command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
+    command += ["--simweb-port", str(web.port)]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    warm_at = warm_count = None
+    count = 0
+    try:
+        while time.monotonic() - started < CRAWL_TIMEOUT_S and process.poll() is None:
+            count = read_count(repository)
+            now = time.monotonic()
+            if warm_at is None and count >= WARMUP:
+                warm_at, warm_count = now, count
+                cpu_at_warm = tree_cpu([process.pid]), tree_cpu([server])
+            if count >= budget:
+                break
+            time.sleep(0.1)
+        ended = time.monotonic()
+        ours = cpu_between(cpu_at_warm[0], tree_cpu([process.pid])) if warm_at else 0.0
+        theirs = cpu_between(cpu_at_warm[1], tree_cpu([server])) if warm_at else 0.0
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    stop_s = time.monotonic() - ended
+    if warm_at is None:
+        why = f"read {count} pages only before the {CRAWL_TIMEOUT_S:g} s timeout"
+        return {"pages_per_s": None, "read": count, "seconds": None, "why": why}
+    seconds, pages = ended - warm_at, count - warm_count
+    if pages < MIN_TIMED_PAGES:
+        why = f"read its budget ({count}) within {seconds:.2f} s of its warm-up: too fast to time"
+        return {"pages_per_s": None, "read": count, "seconds": None, "why": why}
+    return {
+        "pages_per_s": round(pages / seconds, 1),
+        "read": count,
+        "seconds": round(seconds, 2),
+        "cpu_ms_per_page": round(1000 * ours / pages, 2) if pages else None,
+        "server_cpu_ms_per_page": round(1000 * theirs / pages, 2) if pages else None,
+        "cores_used": round((ours + theirs) / seconds, 2),
+        "start_s": round(warm_at - started, 2),
+        "stop_s": round(stop_s, 2),
+    }
+
+
+def crawl_rates(cluster: PostgresCluster, budget: int, pages: int) -> dict[str, dict]:
+    """The three crawls of the same budget on the same frozen web, each on a fresh store."""
+    settings = SimWebSettings(hosts=8, pages=pages, seed=20).without_faults()
+    runs: dict[str, dict] = {}
+    with SimWebProcess(settings, frozen=True) as web, tempfile.TemporaryDirectory() as folder:
+        plans = {
+            "sqlite_daemon": (None, ()),
+            "postgres_1_worker": ("crawl1", ("--workers", "1")),
+            "postgres_2_workers": ("crawl2", ("--workers", "2")),
+        }
+        for name, (database, extra) in plans.items():
+            repository = Path(folder) / name
+            url = None
+            if database is not None:
+                cluster.admin(f"CREATE DATABASE {database}")
+                url = cluster.url(database)
+            make_crawl_repository(repository, url, web.seed_urls)
+            runs[name] = crawl_rate(repository, web, budget, postmaster(cluster), *extra)
+            print(f"  {name:20s} {runs[name]}", flush=True)
+    return runs
+
+
+def postmaster(cluster: PostgresCluster) -> int:
+    """The pid of the cluster's server (its backends are its children)."""
+    return int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
+
+
+def make_crawl_repository(repository: Path, url: str | None, seeds: list[str]) -> None:
+    """A repository (SQLite, or the store at ``url``) with the crawl's configuration and seeds."""
+    from click.testing import CliRunner
+
+    from xyleme.cli import cli
+
+    init = ["init", str(repository), *(["--db", url] if url else [])]
+    for args in (init, ["--repo", str(repository), "seed", "add", *seeds]):
+        result = CliRunner().invoke(cli, args)
+        if result.exit_code != 0:
+            raise RuntimeError(f"xyleme {' '.join(args[:3])}: {result.output}")
+        if args is init:
+            store = f'[store]\nurl = "{url}"\n' if url else ""
+            (repository / "xyleme.toml").write_text(store + CRAWL_CONFIG)
+
+
+def measure(cluster: PostgresCluster, batches: int) -> dict[str, float]:
     """Rows per second of each writer over ``batches`` alternating batches."""
     seconds: dict[str, float] = {}
-    cluster = start_cluster(durable=True)
-    try:
-        cluster.admin("CREATE DATABASE api")
-        cluster.admin("CREATE DATABASE raw")
-        with tempfile.TemporaryDirectory() as folder:
-            lite_raw = sqlite3.connect(Path(folder) / "raw.db", isolation_level=None)
-            lite_raw.execute("PRAGMA journal_mode = WAL")
-            lite_raw.execute("PRAGMA synchronous = NORMAL")
-            lite_raw.execute(RAW_TABLE)
-            pg_raw = psycopg.connect(cluster.url("raw"), autocommit=True)
-            pg_raw.execute(RAW_TABLE)
-            lite = Metadata.create(Path(folder) / "metadata.db")
-            pg = Metadata.create(cluster.url("api"))
-            try:
-                for b in range(batches):
-                    start = b * BATCH
-                    rows = [
-                        (start + n + 1, url, 1.0) for n, url in enumerate(urls("r", start, BATCH))
-                    ]
-                    copied = [(row[0] + 10**9, row[1] + "c", row[2]) for row in rows]
-                    with timed(seconds, "sqlite_raw_executemany"):
-                        raw_sqlite(lite_raw, rows)
-                    with timed(seconds, "postgres_raw_executemany"):
-                        raw_postgres(pg_raw, rows, copy=False)
-                    with timed(seconds, "postgres_raw_copy"):
-                        raw_postgres(pg_raw, copied, copy=True)
-                    for engine, md in (("sqlite", lite), ("postgres", pg)):
-                        with timed(seconds, f"{engine}_api_ids"):
-                            ids = md.ids_for(urls(engine, start, BATCH), canonical=True)
-                        results = fetches(ids, float(b + 1))
-                        with timed(seconds, f"{engine}_api_fetches"):
-                            md.record_fetches(results)
-            finally:
-                lite.close()
-                pg.close()
-                pg_raw.close()
-                lite_raw.close()
-    finally:
-        cluster.stop()
+    cluster.admin("CREATE DATABASE api")
+    cluster.admin("CREATE DATABASE raw")
+    with tempfile.TemporaryDirectory() as folder:
+        lite_raw = sqlite3.connect(Path(folder) / "raw.db", isolation_level=None)
+        lite_raw.execute("PRAGMA journal_mode = WAL")
+        lite_raw.execute("PRAGMA synchronous = NORMAL")
+        lite_raw.execute(RAW_TABLE)
+        pg_raw = psycopg.connect(cluster.url("raw"), autocommit=True)
+        pg_raw.execute(RAW_TABLE)
+        lite = Metadata.create(Path(folder) / "metadata.db")
+        pg = Metadata.create(cluster.url("api"))
+        try:
+            for b in range(batches):
+                start = b * BATCH
+                rows = [(start + n + 1, url, 1.0) for n, url in enumerate(urls("r", start, BATCH))]
+                copied = [(row[0] + 10**9, row[1] + "c", row[2]) for row in rows]
+                with timed(seconds, "sqlite_raw_executemany"):
+                    raw_sqlite(lite_raw, rows)
+                with timed(seconds, "postgres_raw_executemany"):
+                    raw_postgres(pg_raw, rows, copy=False)
+                with timed(seconds, "postgres_raw_copy"):
+                    raw_postgres(pg_raw, copied, copy=True)
+                for engine, md in (("sqlite", lite), ("postgres", pg)):
+                    with timed(seconds, f"{engine}_api_ids"):
+                        ids = md.ids_for(urls(engine, start, BATCH), canonical=True)
+                    results = fetches(ids, float(b + 1))
+                    with timed(seconds, f"{engine}_api_fetches"):
+                        md.record_fetches(results)
+        finally:
+            lite.close()
+            pg.close()
+            pg_raw.close()
+            lite_raw.close()
     return {key: round(batches * BATCH / spent) for key, spent in seconds.items()}
+
+
+def ratio(top: float | None, bottom: float | None) -> float | None:
+    return None if not top or not bottom else round(top / bottom, 3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="20 batches (< 60 s)")
-    mode.add_argument("--smoke", action="store_true", help="2 batches (a few seconds)")
+    mode.add_argument("--quick", action="store_true", help="< 60 s")
+    mode.add_argument("--smoke", action="store_true", help="a small budget")
     args = parser.parse_args()
-    batches = 2 if args.smoke else 20 if args.quick else 100
-    rates = measure(batches)
+    batches, budget, pages = (
+        (2, 250, 1500) if args.smoke else (4, 1200, 4000) if args.quick else (100, 5000, 20000)
+    )
+    cluster = start_cluster(durable=True)
+    try:
+        print(
+            f"crawl rates, first reads {WARMUP} to {budget} (simulated web, 8 hosts):", flush=True
+        )
+        runs = crawl_rates(cluster, budget, pages)
+        rates = measure(cluster, batches)
+    finally:
+        cluster.stop()
     print(f"metadata writes, rows/s ({batches} batches of {BATCH} rows, one transaction each):")
     for key, rate in sorted(rates.items()):
         print(f"  {key:28s} {rate:>10,d}")
@@ -139,14 +306,22 @@ def main() -> None:
         f"  store ids / raw insert: sqlite {sqlite_ratio:.2f}, "
         f"postgres {postgres_ratio:.2f} (vs raw COPY {copy_ratio:.2f})"
     )
+    cash_drift = report_cash_drift("smoke" if args.smoke else "quick" if args.quick else "full")
+    pages_per_s = {name: run["pages_per_s"] for name, run in runs.items()}
+    unmeasured = sorted(name for name, rate in pages_per_s.items() if rate is None)
     result = {
+        "pages_per_s": pages_per_s,
+        "pg1_over_sqlite": ratio(pages_per_s["postgres_1_worker"], pages_per_s["sqlite_daemon"]),
+        "pg2_over_pg1": ratio(pages_per_s["postgres_2_workers"], pages_per_s["postgres_1_worker"]),
+        "crawl_runs": runs,
         "metadata_write_rows_per_s": rates,
-        "pages_per_s": {
-            "sqlite_daemon": None,
-            "postgres_1_worker": None,
-            "postgres_2_workers": None,
+        "cash_drift": cash_drift,
+        "notes": {name: run["why"] for name, run in runs.items() if "why" in run}
+        | {
+            key: f"{', '.join(unmeasured)} not measured (see its note)"
+            for key in ("pg1_over_sqlite", "pg2_over_pg1")
+            if unmeasured
         },
-        "note": "pages_per_s (and cash_drift) need the crawl workers of issue 20 part 2",
     }
     print(json.dumps(result))
 

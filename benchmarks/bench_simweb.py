@@ -102,7 +102,7 @@ def run_peer(body_bytes: int, urls: list[str], hosts: list[str]) -> dict:
     """The minimal aiohttp server of static pages, in its own process, fetched like simweb:
     the same URLs through the same resolver, so connections per host are alike."""
     port = free_port()
-    peer = subprocess.Popen([sys.executable, "-c", PEER_SERVER, str(body_bytes), str(port)])
+    peer = subprocess.Popen([sys.executable, "-P", "-c", PEER_SERVER, str(body_bytes), str(port)])
     try:
         deadline = time.monotonic() + 20
         while True:

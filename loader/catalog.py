@@ -146,6 +146,7 @@ class Catalog:
         self._bodies: dict[Path, bytes] = {}
         self._answers: dict[tuple[str | None, str | None], Path | None] = {}
         self._roots: list[str] = []
+        self._folders: dict[str, Path] = {}  # a catalogued system id's folder → its file's
         for path in required:
             uri = self._uri(path)
             try:
@@ -163,6 +164,23 @@ class Catalog:
 
     def __bool__(self) -> bool:
         return bool(self._roots)
+
+    def _beside(self, system_id: str, answer: Path | None) -> Path | None:
+        """A module named by a relative system id beside a catalogued DTD, as libxml2 finds
+        it: a hit maps the system id's folder to the local file's, and a later miss under
+        that folder takes the file of the same name there, if it exists. DocBook 4.1 and
+        4.1.2 need it: their DTD names ``dbnotnx.mod`` by a public id their catalog spells
+        otherwise, so only the relative name ``dbnotnx.mod`` finds it."""
+        folder, _, name = system_id.rpartition("/")
+        if answer is not None:
+            with self._lock:
+                self._folders.setdefault(folder, answer.parent)
+            return answer
+        local = self._folders.get(folder)
+        if local is None or not name or name in (".", ".."):
+            return None
+        candidate = local / unquote(name)
+        return candidate if candidate.parent == local and candidate.is_file() else None
 
     def _entries(self, uri: str) -> _Entries | None:
         with self._lock:
@@ -193,6 +211,8 @@ class Catalog:
             if found is not None:
                 answer = _local_path(found)
                 break
+        if system_id and "/" in system_id:
+            answer = self._beside(system_id, answer)
         with self._lock:
             if len(self._answers) >= _ANSWERS_KEPT:
                 self._answers.clear()

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from loader.catalog import Catalog
+from loader.dtdreuse import DtdReuse
 from loader.dtds import DtdFacts
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,8 @@ class CacheResolver(etree.Resolver):
         The XML catalogs consulted first.
     dtd_facts
         What external DTDs declare, shared by the loader's resolvers (read once per DTD).
+    dtd_reuse
+        The external DTDs kept for validating later documents, shared likewise.
     """
 
     def __init__(
@@ -201,6 +204,7 @@ class CacheResolver(etree.Resolver):
         in_scope: Callable[[str], bool] = http_scope,
         catalog: Catalog | None = None,
         dtd_facts: DtdFacts | None = None,
+        dtd_reuse: DtdReuse | None = None,
     ) -> None:
         super().__init__()
         self.cache = cache
@@ -215,6 +219,9 @@ class CacheResolver(etree.Resolver):
         # again saves ~6 us per document over a new one (libxml2's parser context is kept)
         self.parsers: dict[tuple[bool, str | None, bool], etree.XMLParser] = {}
         self.dtd_facts = dtd_facts or DtdFacts()
+        self.dtd_reuse = dtd_reuse if dtd_reuse is not None else DtdReuse()
+        self.external_subset: tuple[str, bytes] | None = None
+        """(URL, body) answering the DOCTYPE's DTD for one parse (:mod:`loader.dtdreuse`)."""
 
     def reset(self) -> None:
         """Forget what the last parse found (before this resolver serves another one)."""
@@ -242,6 +249,8 @@ class CacheResolver(etree.Resolver):
             return self.resolve_string(b"", context)
 
     def _answer(self, system_url: str | None, public_id: str | None, context):
+        if self.external_subset is not None and system_url == self.external_subset[0]:
+            return self.resolve_string(self.external_subset[1], context, base_url=system_url)
         if self.catalog:
             body = self.catalog.body(public_id, system_url)
             if body is not None:

@@ -11,6 +11,8 @@ internal subset (DocBook's customary ``<!ENTITY product "…">``) is read on its
 from __future__ import annotations
 
 import re
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
@@ -48,19 +50,28 @@ def check_entities(dtds: tuple[etree.DTD, ...], settings: LoaderSettings) -> Non
     check_declared(declared_entities(dtds), settings)
 
 
-def check_declared(declared: dict[str, str], settings: LoaderSettings) -> None:
-    """Refuse entity declarations past the configured limits.
+def check_declared(
+    declared: Mapping[str, str],
+    settings: LoaderSettings,
+    *,
+    names: Iterable[str] | None = None,
+    sizes: dict[str, int] | None = None,
+    count: int | None = None,
+) -> dict[str, int]:
+    """Refuse entity declarations past the configured limits; the expanded sizes found.
 
     libxml2 already stops excessive amplification while parsing; this adds the loader's own
-    bounds: the number of entity declarations and the expanded size of each entity (nested
-    references counted, memoised, stopping as soon as the bound is passed).
+    bounds: the number of entity declarations (``count``, else ``len(declared)``) and the
+    expanded size of each entity (nested references counted, memoised, stopping as soon as
+    the bound is passed). ``names`` checks only those, the others' ``sizes`` being known.
     """
-    if len(declared) > settings.max_entity_declarations:
+    count = len(declared) if count is None else count
+    if count > settings.max_entity_declarations:
         raise EntityExpansionRefused(
-            f"{len(declared)} entity declarations, more than {settings.max_entity_declarations}"
+            f"{count} entity declarations, more than {settings.max_entity_declarations}"
         )
     limit = settings.max_entity_expansion_bytes
-    sizes: dict[str, int] = {}
+    sizes = dict(sizes) if sizes else {}
 
     def expanded(name: str, trail: tuple[str, ...]) -> int:
         if name in sizes:
@@ -80,12 +91,24 @@ def check_declared(declared: dict[str, str], settings: LoaderSettings) -> None:
         sizes[name] = size
         return size
 
-    for name in declared:
+    for name in declared if names is None else names:
         expanded(name, ())
+    return sizes
+
+
+def _open_references(declared: dict[str, str]) -> frozenset[str]:
+    """The entities the declarations reference without declaring them."""
+    return frozenset(
+        reference
+        for text in declared.values()
+        if "&" in text
+        for reference in _ENTITY_REFERENCE.findall(text)
+        if reference not in declared
+    )
 
 
 @dataclass(frozen=True, slots=True)
-class _External:
+class External:
     """What an external DTD declares: its general entities and whether it has a grammar."""
 
     entities: dict[str, str]
@@ -103,8 +126,9 @@ class DtdFacts:
     """
 
     def __init__(self) -> None:
-        self._external: dict[tuple, _External] = {}
-        self._checked: set[tuple] = set()
+        self._external: dict[tuple, External] = {}
+        self._sizes: dict[tuple, dict[str, int]] = {}  # of external entities, checked
+        self._open: dict[tuple, frozenset[str]] = {}
 
     def check(
         self,
@@ -127,17 +151,56 @@ class DtdFacts:
         if external is None:
             dtd = tree.docinfo.externalDTD
             dtds = () if dtd is None else (dtd,)
-            external = _External(declared_entities(dtds), declares_grammar(dtds))
+            external = External(declared_entities(dtds), declares_grammar(dtds))
             if len(self._external) >= _FACTS_KEPT:
                 self._external.clear()
-                self._checked.clear()
+                self._sizes.clear()
+                self._open.clear()
             self._external[key] = external
+        return self.check_with(tree, external, key, settings, internal_subset=internal_subset)
+
+    def check_with(
+        self,
+        tree: etree._ElementTree,
+        external: External,
+        key: tuple | None,
+        settings: LoaderSettings,
+        *,
+        internal_subset: bool = True,
+    ) -> bool:
+        """:meth:`check` with the external DTD's facts given (a document parsed against a
+        stand-in, :mod:`loader.dtdreuse`, has not the real DTD in its tree)."""
         internal = tree.docinfo.internalDTD if internal_subset else None
-        if internal is None:
-            if key not in self._checked:
-                check_declared(external.entities, settings)
-                self._checked.add(key)
-            return external.grammar
-        own = declared_entities((internal,))
-        check_declared({**external.entities, **own}, settings)
-        return external.grammar or declares_grammar((internal,))
+        own = declared_entities((internal,)) if internal is not None else {}
+        grammar = external.grammar or (internal is not None and declares_grammar((internal,)))
+        if key is None or not self._apart(own, external, key):
+            check_declared({**external.entities, **own}, settings)
+            return grammar
+        # the document's own entities neither redeclare nor complete the external ones (the
+        # usual DocBook ``<!ENTITY product "…">``): the external sizes, found once, stand
+        count = len(external.entities) + len(own)
+        check_declared({}, settings, names=(), count=count)
+        sizes = self._sizes.get(key)
+        if sizes is None:
+            sizes = check_declared(external.entities, settings)
+            if len(self._sizes) >= _FACTS_KEPT:  # bounded, as the facts are
+                self._sizes.clear()
+                self._open.clear()
+            self._sizes[key] = sizes
+        if own:
+            merged = ChainMap(own, external.entities)
+            check_declared(merged, settings, names=own, sizes=sizes, count=count)
+        return grammar
+
+    def _apart(self, own: dict[str, str], external: External, key: tuple) -> bool:
+        """Whether a document's own entities leave the external ones' expansions as they are
+        (none of them is declared or referenced by the external DTD)."""
+        if not own:
+            return True
+        open_references = self._open.get(key)
+        if open_references is None:
+            open_references = _open_references(external.entities)
+            if len(self._open) >= _FACTS_KEPT:
+                self._open.clear()
+            self._open[key] = open_references
+        return own.keys().isdisjoint(external.entities) and own.keys().isdisjoint(open_references)

@@ -34,6 +34,7 @@ from loader.batch import BatchReads, DocumentState, PendingWrites
 from loader.bodies import content_type_of, is_dependency_type, md5_of
 from loader.catalog import Catalog, system_catalog_files
 from loader.dependencies import CacheResolver, DependencyCache, http_scope
+from loader.dtdreuse import DtdReuse
 from loader.dtds import DtdFacts
 from loader.errors import DependencyFailed, DocumentRejected, DocumentTooLarge
 from loader.interfaces import Body, DependencyFetcher, FetchedBody, MetadataPort
@@ -108,6 +109,7 @@ class Loader:
         self._dependency_ids: dict[str, int] = {}
         self._thread = threading.local()  # each worker thread's open batch
         self._dtd_facts = DtdFacts()  # shared by the threads' resolvers: one read per DTD
+        self.dtd_reuse = DtdReuse()  # likewise: each external DTD parsed once, then kept
 
     def close(self) -> None:
         """Close the repository's change log (the loader can still be used afterwards)."""
@@ -118,8 +120,9 @@ class Loader:
         keeps the thread's parsers)."""
         resolver = getattr(self._thread, "resolver", None)
         if resolver is None:
+            shared = (self.catalog, self._dtd_facts, self.dtd_reuse)
             resolver = self._thread.resolver = CacheResolver(
-                self.cache, self._dependency_id, self.in_scope, self.catalog, self._dtd_facts
+                self.cache, self._dependency_id, self.in_scope, *shared
             )
         resolver.reset()
         return resolver

@@ -25,6 +25,7 @@ from typing import TypeVar
 from lxml import etree
 
 from loader.dependencies import CacheResolver
+from loader.dtdreuse import candidate, parse_reusing
 from loader.dtds import check_entities, declares_grammar, dtds_of
 from loader.encoding import EncodingChoice, choose_encoding
 from loader.errors import (
@@ -272,21 +273,35 @@ def parse_tree(
         with PARSE_LOCK:  # libxml2's entity loader is the process's (loader.parselock)
             return etree.fromstring(body, parser, base_url=url)
 
-    root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
-    if root is None or resolver.missing:
-        return _waiting(resolver, url, body)
-    tree = root.getroottree()
-    grammar = resolver.dtd_facts.check(
-        tree,
-        _external_key(tree, url, resolver),
-        settings,
-        internal_subset=_INTERNAL_SUBSET.search(body, 0, _DOCTYPE_WINDOW) is not None,
-    )
+    internal_subset = _INTERNAL_SUBSET.search(body, 0, _DOCTYPE_WINDOW) is not None
+    reusable = candidate(body, url, choice.forced) if validate else None
+    reused = None
+    if reusable is not None:
+        reused = parse_reusing(body, url, reusable, resolver, lambda: make_parser(False, True))
+    if reused is not None:
+        root, entry = reused
+        errors: list[str] = []
+        tree = root.getroottree()
+        key = ("reused", *entry.key)
+        grammar = resolver.dtd_facts.check_with(
+            tree, entry.facts, key, settings, internal_subset=internal_subset
+        )
+    else:
+        root, errors = _parse_with_validation(make_parser, run, validate, resolver, settings)
+        if root is None or resolver.missing:
+            return _waiting(resolver, url, body)
+        tree = root.getroottree()
+        grammar = resolver.dtd_facts.check(
+            tree, _external_key(tree, url, resolver), settings, internal_subset=internal_subset
+        )
     if settings.max_depth < LIBXML2_MAX_DEPTH and _too_deep_test(settings.max_depth)(tree):
         raise DocumentTooDeep(f"elements nested deeper than {settings.max_depth}")
     collector = LinkCollector(url, settings, in_document_order=True)
     collector.tree(root)
-    return _finish(tree, collector, validate, errors, resolver, grammar)
+    parsed = _finish(tree, collector, validate, errors, resolver, grammar)
+    if reused is None and reusable is not None and parsed.dtd is Check.VALID:
+        resolver.dtd_reuse.learn(tree, url, resolver)  # later documents skip the DTD's parse
+    return parsed
 
 
 def _finish(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from metadata import reports
     from metadata.api import (
+        CashTransfersAPI,
         CoreAPI,
         FetchesAPI,
         LinksAPI,
@@ -33,6 +34,14 @@ if TYPE_CHECKING:
         StateAPI,
         StatusAPI,
         VersionsAPI,
+        WorkersAPI,
+    )
+    from metadata.cash_transfers import (
+        TOTAL_CASH,
+        CashPart,
+        CashPartsMismatch,
+        CashPartTaken,
+        CashTotal,
     )
     from metadata.clock import (
         CLOCK_STATE,
@@ -58,6 +67,8 @@ if TYPE_CHECKING:
         VersionNotFound,
     )
     from metadata.glance import Glance
+    from metadata.heartbeats import STALE_AFTER, Heartbeat
+    from metadata.leader import CoordinatorLock, LeadLost
     from metadata.manager import Metadata, migrate_store
     from metadata.reports import HOST_FIELDS, host_report, write_host_stats
     from metadata.revisits import RevisitIndex, Stored
@@ -85,7 +96,13 @@ if TYPE_CHECKING:
     from metadata.versions import VersionStore
 
 _HOME = {
+    "CashTransfersAPI": "api",
     "CoreAPI": "api",
+    "TOTAL_CASH": "cash_transfers",
+    "CashPart": "cash_transfers",
+    "CashPartTaken": "cash_transfers",
+    "CashPartsMismatch": "cash_transfers",
+    "CashTotal": "cash_transfers",
     "FetchesAPI": "api",
     "LinksAPI": "api",
     "MetadataAPI": "api",
@@ -96,6 +113,11 @@ _HOME = {
     "StateAPI": "api",
     "StatusAPI": "api",
     "VersionsAPI": "api",
+    "WorkersAPI": "api",
+    "Heartbeat": "heartbeats",
+    "STALE_AFTER": "heartbeats",
+    "CoordinatorLock": "leader",
+    "LeadLost": "leader",
     "AcceleratedClock": "clock",
     "Clock": "clock",
     "ManualClock": "clock",
@@ -154,16 +176,26 @@ __all__ = [
     "PAGE_TYPE_CODE",
     "PAGE_TYPE_NAMES",
     "SCORE_COLUMNS",
+    "STALE_AFTER",
+    "TOTAL_CASH",
     "AcceleratedClock",
+    "CashPart",
+    "CashPartTaken",
+    "CashPartsMismatch",
+    "CashTotal",
+    "CashTransfersAPI",
     "Change",
     "Check",
     "Clock",
+    "CoordinatorLock",
     "CoreAPI",
     "DocumentNotFound",
     "FetchResult",
     "FetchesAPI",
     "Glance",
+    "Heartbeat",
     "InvalidURL",
+    "LeadLost",
     "LinksAPI",
     "LoadStatus",
     "ManualClock",
@@ -199,6 +231,7 @@ __all__ = [
     "VersionNotFound",
     "VersionStore",
     "VersionsAPI",
+    "WorkersAPI",
     "canonicalize_url",
     "encode_clock",
     "host_report",

@@ -31,14 +31,16 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, Self, runtime_checkable
 
 import numpy as np
 
+from metadata.cash_transfers import CashPart, CashTotal
 from metadata.clock import Clock
+from metadata.heartbeats import Heartbeat
 from metadata.link_matrix import LinkMatrix
 from metadata.revisits import Stored
 from metadata.types import FetchResult, LoadStatus, Observation, PageRecord, PageType, RejectedLink
@@ -240,10 +242,65 @@ class ClaimsAPI(Protocol):
 
     def claimed_by(self, worker: str) -> list[int]: ...
 
+    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool]]: ...
+
+    def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int: ...
+
+    def finish_claims(
+        self, url_ids: Iterable[int], worker: str, *, not_before: float | None = None
+    ) -> int: ...
+
+    def make_due(self, url_ids: Iterable[int], at: float) -> int: ...
+
+
+@runtime_checkable
+class WorkersAPI(Protocol):
+    """The heartbeats of the crawl workers and coordinators sharing the store (issue 20)."""
+
+    def heartbeat(self, heartbeat: Heartbeat, *, now: float) -> None: ...
+
+    def workers(self, *, now: float | None = None) -> list[dict]: ...
+
+    def forget_worker(self, name: str) -> bool: ...
+
+
+@runtime_checkable
+class CashTransfersAPI(Protocol):
+    """OPIC's cash across crawl workers: each part's books and the transfers between parts
+    (OPIC §4.1, issue 20)."""
+
+    def open_cash_parts(self, parts: int) -> list[CashPart]: ...
+
+    def cash_parts(self) -> list[CashPart]: ...
+
+    def send_cash(
+        self, from_part: int, batch: int, transfers: Mapping[int, tuple[np.ndarray, np.ndarray]]
+    ) -> int: ...
+
+    def take_cash(self, to_part: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def save_cash_part(self, book: CashPart) -> CashPart: ...
+
+    def cash_total(self) -> CashTotal: ...
+
+    def parts_of(self, url_ids: np.ndarray, parts: int) -> np.ndarray: ...
+
+    def part_page_ids(self, part: int, parts: int) -> np.ndarray: ...
+
 
 @runtime_checkable
 class MetadataAPI(
-    CoreAPI, PageIdsAPI, FetchesAPI, LinksAPI, StatusAPI, StateAPI, RanksAPI, ClaimsAPI, Protocol
+    CoreAPI,
+    PageIdsAPI,
+    FetchesAPI,
+    LinksAPI,
+    StatusAPI,
+    StateAPI,
+    RanksAPI,
+    ClaimsAPI,
+    WorkersAPI,
+    CashTransfersAPI,
+    Protocol,
 ):
     """The whole metadata store of one repository: every subject above."""
 

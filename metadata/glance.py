@@ -172,3 +172,11 @@ class Glance:
 
     def count_by_type(self) -> dict[PageType, int]:
         return type_counts(self._conn)
+
+    def workers(self, *, now: float | None = None) -> list[dict]:
+        """The crawl workers' and coordinators' rows (:mod:`metadata.heartbeats`)."""
+        import time
+
+        from metadata.heartbeats import worker_rows
+
+        return worker_rows(self._conn, time.time() if now is None else now)

@@ -15,6 +15,8 @@ import sqlite3
 from pathlib import Path
 
 from metadata import schema
+from metadata.cash_transfers import CashTransfers
+from metadata.claim_work import ClaimWork
 from metadata.claims import Claims
 from metadata.clock import Clock, SystemClock
 from metadata.dialect import POSTGRESQL, SQLITE, Connection
@@ -27,9 +29,12 @@ from metadata.settings import MetadataSettings
 from metadata.state import NamedState
 from metadata.status import LoadStatuses
 from metadata.store import check_application, rollback
+from metadata.worker_board import WorkerBoard
 
 
-class Metadata(Fetches, Links, LoadStatuses, NamedState, Ranks, Claims):
+class Metadata(
+    Fetches, Links, LoadStatuses, NamedState, Ranks, Claims, ClaimWork, WorkerBoard, CashTransfers
+):
     """Map-, Refresh-, Link- and Status-Data of one repository (paper §4).
 
     Open it with :meth:`create` or :meth:`open`, never with the constructor; use it as a

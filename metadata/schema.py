@@ -20,6 +20,10 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``host_fetches`` — the fetches of each host by status, summed over every run (version 4).
 * ``pages.host_hash``, ``claimed_by``, ``claimed_until`` — the host-hash parts and the
   leases of several crawl workers (version 5).
+* ``workers`` — the heartbeats of the crawl workers and coordinators sharing the store
+  (version 6).
+* ``cash_parts`` and ``cash_transfers`` — OPIC's cash across crawl workers: each part's
+  books and the cash in flight between parts (version 7).
 * ``meta`` — the application marker and the schema version.
 
 The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
@@ -132,11 +136,76 @@ def add_claims(conn: Connection) -> None:
     )
 
 
+def add_workers(conn: Connection) -> None:
+    """Version 6: ``workers``, one row per crawl worker or coordinator process sharing the
+    store (issue 20, :mod:`metadata.heartbeats`): its role, part of the hosts (worker I of
+    N), process and machine, the hosts it holds, the pages it read and its rate, and its
+    last heartbeat (wall-clock seconds: a row whose heartbeat is old is a dead process's)."""
+    conn.execute(
+        """
+        CREATE TABLE workers (
+          name TEXT PRIMARY KEY,
+          role TEXT NOT NULL,
+          part INTEGER,
+          parts INTEGER,
+          pid INTEGER NOT NULL,
+          host TEXT NOT NULL,
+          hosts_owned BIGINT NOT NULL,
+          pages_read BIGINT NOT NULL,
+          pages_per_s DOUBLE PRECISION NOT NULL,
+          started DOUBLE PRECISION NOT NULL,
+          heartbeat DOUBLE PRECISION NOT NULL,
+          state TEXT NOT NULL
+        )
+        """
+    )
+
+
+def add_cash_transfers(conn: Connection) -> None:
+    """Version 7 (issue 20's second migration of part 2, after the workers' version 6): OPIC's
+    cash across crawl workers (OPIC §4.1, :mod:`metadata.cash_transfers`). ``cash_parts``,
+    one row per part of the hosts: the cash its last checkpoint holds, what it publishes for
+    the other parts (total weight, G-time credited, known pages, rate sum), its epoch (the
+    flushes it committed) and when it last flushed. ``cash_transfers``, the cash sent to
+    pages of another part and not yet taken by it (page -1: that part's virtual page), keyed
+    so that one sender's batch cannot be written twice; its key begins with the receiving
+    part, which deletes its rows at each flush."""
+    conn.execute(
+        """
+        CREATE TABLE cash_parts (
+          part INTEGER PRIMARY KEY,
+          parts INTEGER NOT NULL,
+          epoch BIGINT NOT NULL,
+          cash DOUBLE PRECISION NOT NULL,
+          weight DOUBLE PRECISION NOT NULL,
+          g DOUBLE PRECISION NOT NULL,
+          named BIGINT NOT NULL,
+          rate_sum DOUBLE PRECISION NOT NULL,
+          written DOUBLE PRECISION
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE cash_transfers (
+          to_part INTEGER NOT NULL,
+          from_part INTEGER NOT NULL,
+          batch BIGINT NOT NULL,
+          page BIGINT NOT NULL,
+          amount DOUBLE PRECISION NOT NULL,
+          PRIMARY KEY (to_part, from_part, batch, page)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     add_robots_and_canonical,
     add_host_stats,
     add_host_fetches,
     add_claims,
+    add_workers,
+    add_cash_transfers,
 ]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
 transaction. Append only; never edit a released migration."""

@@ -2,9 +2,10 @@
 
 Every subject of the store (:mod:`metadata.page_ids`, :mod:`metadata.fetches`,
 :mod:`metadata.links`, :mod:`metadata.status`, :mod:`metadata.state`, :mod:`metadata.ranks`,
-:mod:`metadata.claims`) is a mixin over :class:`Store`, and :class:`metadata.manager.Metadata`
-composes them. Writes run in explicit transactions, one per API call (a fetch result's page
-record, links and observation commit together or not at all), begun as the engine's
+:mod:`metadata.claims`, :mod:`metadata.cash_transfers`) is a mixin over :class:`Store`, and
+:class:`metadata.manager.Metadata` composes them. Writes run in explicit transactions, one
+per API call (a fetch result's page record, links and observation commit together or not at
+all), begun as the engine's
 :class:`~metadata.dialect.Dialect` says (SQLite's ``BEGIN IMMEDIATE``); readers — the CLI,
 a second process — work while the daemon writes (SQLite's WAL, PostgreSQL's MVCC). Hot
 paths (id assignment, fetch results, link replacement) are batched: ``executemany``, or

@@ -21,11 +21,12 @@ def make_repository(folder: Path, config: str = "") -> Path:
 
 
 class RunningDaemon:
-    """``python -m xyleme run`` in a child process, its stderr collected line by line."""
+    """``python -m xyleme run`` (or ``command``) in a child process, its stderr collected
+    line by line."""
 
-    def __init__(self, repository: Path, *extra: str) -> None:
+    def __init__(self, repository: Path, *extra: str, command: str = "run") -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "xyleme", "--repo", str(repository), "run", *extra],
+            [sys.executable, "-m", "xyleme", "--repo", str(repository), command, *extra],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

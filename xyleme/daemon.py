@@ -119,7 +119,7 @@ class Daemon:
         )
         self.sink = sink = crawler.sink
         self.opic = opic = restore_opic(md, config.opic)
-        FetchListener(opic, md, events=crawler.signals)
+        FetchListener(opic, md, events=crawler.signals, xml_weight=config.opic.xml_weight)
         SitemapQueue(crawler)
         self.workers = workers = Workers(crawler)
         self.refresh = refresh = RefreshPass(md, config.refresh, clock, crawler, opic, sink)

@@ -18,6 +18,7 @@ that document), ``cpu_seconds``, ``memory_mb``; writes one JSON answer on stdout
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -25,19 +26,54 @@ import resource
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loader import Warehouse
 
 NICEST = 19
+AUTOGROUP = Path("/proc/self/autogroup")
+"""This process's scheduling group, where the kernel groups processes by session."""
+AUTOGROUPS_ON = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
 
-def lowest_priority() -> None:
-    """Yield the CPU to everything else (a daemon's fetchers and writers)."""
+def in_a_group_of_its_own() -> bool:
+    """Whether the kernel schedules by session groups (autogroups, the default of most Linux
+    systems): the dashboard starts each worker in a session of its own, so the worker then
+    has a group of its own."""
+    try:
+        return AUTOGROUPS_ON.read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+def group_niceness(value: int) -> None:
+    """Set the niceness of this process's group (any user may raise it and lower it back to
+    0; nothing where there are no groups)."""
+    with contextlib.suppress(OSError):
+        AUTOGROUP.write_text(f"{value}\n")
+
+
+def lowest_priority(idle: bool = False) -> None:
+    """Yield the CPU to everything else: nice 19; with ``idle``, also the group's niceness 19
+    and, on Linux, ``SCHED_IDLE``, so the worker only takes CPU nobody else wants.
+
+    Why the group: where the kernel groups processes by session, niceness only ranks the
+    processes of one group and groups share the CPU equally, so a worker in the daemon's
+    group spent the daemon's share (``benchmarks/bench_dashboard.py``, docs/dashboard.md).
+    """
     os.nice(NICEST - os.nice(0))
+    if idle:
+        group_niceness(NICEST)
+        if hasattr(os, "SCHED_IDLE"):
+            with contextlib.suppress(OSError):  # a kernel that refuses: nice 19 only
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
-def limit_this_process(cpu_seconds: float, memory_mb: int) -> None:
-    """CPU time, address space beyond what the interpreter already maps, lowest priority."""
-    lowest_priority()
+def limit_this_process(cpu_seconds: float, memory_mb: int, idle: bool = False) -> None:
+    """CPU time, address space beyond what the interpreter already maps, lowest priority
+    (:func:`lowest_priority`)."""
+    lowest_priority(idle)
     cpu = max(1, math.ceil(cpu_seconds))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     with open("/proc/self/statm") as statm:  # Linux: pages of address space mapped now
@@ -46,15 +82,23 @@ def limit_this_process(cpu_seconds: float, memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any]:
+def open_warehouse(folder: Path) -> Warehouse:
+    """The warehouse in ``folder`` with its version store connected: the connection checks
+    the store's schema under its write lock for a moment, which the daemon's loader waits
+    for, so it is taken before the priority drops (a starved worker would hold it for
+    seconds). Raises the loader's and the store's errors."""
+    from loader import Warehouse  # imported by main() at the lowest priority
+
+    warehouse = Warehouse(folder)
+    warehouse.repository.latest(0)
+    return warehouse
+
+
+def answer(request: dict[str, Any], warehouse: Warehouse) -> dict[str, Any]:
     """``limit`` matches after the key ``after`` (else from ``offset``), whether more follow,
     and the key of the last one. Matches come document by document in URL-Id order, so a
     key stays valid while documents are added."""
-    from loader import (  # imported by main() at the lowest priority
-        LoaderError,
-        Warehouse,
-        query_documents,
-    )
+    from loader import LoaderError, query_documents
     from metadata import MetadataError
 
     offset, limit = int(request["offset"]), int(request["limit"])
@@ -62,7 +106,6 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     page: list[dict[str, Any]] = []
     last, more, key = None, False, (0, -1)
     try:
-        warehouse = Warehouse(Path(request["folder"]))
         for match in query_documents(warehouse, request["xpath"], limit=sys.maxsize):
             key = (match.url_id, key[1] + 1 if match.url_id == key[0] else 0)
             if after is not None:
@@ -84,14 +127,30 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Priority first: the imports (lxml, the loader: 0.2 s of CPU per query) already yield
-    to the daemon; the memory limit after them, so it bounds the query, not the imports."""
-    lowest_priority()
+    """Priority first. While a crawl runs (``"idle": true``) the worker takes only idle CPU
+    (:func:`lowest_priority`), the imports (lxml and the loader: 0.3 s of CPU) included, but
+    for the store's write lock (:func:`open_warehouse`), taken at the group's normal
+    priority; otherwise its group of its own runs at the normal priority, and the query at
+    nice 19. Without groups, all at nice 19 (a process cannot raise its priority back). The
+    memory limit comes after the imports, so it bounds the query, not them."""
     request = json.load(sys.stdin)
-    import loader  # noqa: F401  (the imports, at the lowest priority)
+    idle, grouped = bool(request.get("idle")), in_a_group_of_its_own()
+    if idle and grouped:
+        group_niceness(NICEST)
+    elif not grouped:
+        lowest_priority()  # no group: the process's own niceness, which cannot go back
+    from loader import LoaderError
+    from metadata import MetadataError
 
-    limit_this_process(float(request["cpu_seconds"]), int(request["memory_mb"]))
-    json.dump(answer(request), sys.stdout)
+    if idle and grouped:
+        group_niceness(0)
+    try:
+        warehouse = open_warehouse(Path(request["folder"]))
+    except (LoaderError, MetadataError) as error:
+        json.dump({"error": str(error)}, sys.stdout)
+        return
+    limit_this_process(float(request["cpu_seconds"]), int(request["memory_mb"]), idle)
+    json.dump(answer(request, warehouse), sys.stdout)
 
 
 if __name__ == "__main__":

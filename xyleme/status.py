@@ -75,7 +75,9 @@ def save_live_status(md: Metadata, facts: dict[str, Any]) -> None:
 def read_status(md: Metadata | Glance, daemon_pid: int | None) -> dict[str, Any]:
     """Every figure of ``xyleme status`` as plain JSON-ready values: the database's as of
     now, the daemon's (``live``) as of its last checkpoint, written at ``live_written`` (real
-    seconds since the epoch; None before any checkpoint)."""
+    seconds since the epoch; None before any checkpoint), and the rows of the crawl workers
+    and coordinators sharing the store (``workers``: part, hosts, pages/s, heartbeat's age,
+    ``stale``)."""
     counts = {kind.value: count for kind, count in md.count_by_type().items() if count}
     clock = _json(md, CLOCK_KEY) or {"now": None, "speed": None}
     live = _json(md, LIVE_KEY) or {}
@@ -92,6 +94,7 @@ def read_status(md: Metadata | Glance, daemon_pid: int | None) -> dict[str, Any]
         "pages_total": sum(counts.values()),
         "live": live,
         "live_written": written,
+        "workers": md.workers(),
     }
 
 

@@ -49,3 +49,12 @@ def stopping_on_signals(stop: Callable[[], None]) -> Iterator[None]:
     finally:
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
+
+
+def first_failure(current: str | None, failure: str | None) -> str | None:
+    """Why a process stops: the first failure it was given (logged when it comes); a later
+    one, often a consequence of the first, does not replace it."""
+    if failure is not None and current is None:
+        log.error("stopping: %s", failure)
+        return failure
+    return current

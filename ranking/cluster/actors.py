@@ -84,8 +84,9 @@ class SliceCluster:
         self.actors: list[Any] = [None] * len(self.groups)
         self.futures: list[Any] = [None] * len(self.groups)
         self.replacements = 0
-        self._retired: dict[str, int] = {}
-        self._last: list[dict[str, int]] = [{} for _ in self.groups]
+        self._retired: dict[str, float] = {}
+        self._last: list[dict[str, float]] = [{} for _ in self.groups]
+        self._epoch = 0
         for index, address in enumerate(addresses[: len(self.groups)]):
             self._start(index, address)
         wanted = self.call("needs")
@@ -98,6 +99,12 @@ class SliceCluster:
     @property
     def size(self) -> int:
         return len(self.groups)
+
+    def next_epoch(self) -> int:
+        """A new number for a chaotic run, which ``halt(epoch)`` ends (one sequence for both
+        rankings: an actor's halt mark outlives a run)."""
+        self._epoch += 1
+        return self._epoch
 
     def _live(self) -> list[str]:
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -225,9 +232,10 @@ class SliceCluster:
         for index in lost:
             restore(index, lost)
 
-    def counters(self) -> dict[str, int]:
-        """Bytes sent between workers, local sweeps and lost sends, summed over the actors,
-        those replaced included as last read (a lost actor's later sends are not counted)."""
+    def counters(self) -> dict[str, float]:
+        """Bytes sent between workers, local sweeps, lost sends and the workers' seconds
+        (:mod:`ranking.cluster.exchange`), summed over the actors, those replaced included as
+        last read (a lost actor's later sends are not counted)."""
         self._last = self.call("counters")
         totals = dict(self._retired)
         for counters in self._last:

@@ -23,10 +23,14 @@ import numpy as np
 from ranking.errors import BudgetTooSmall, InvalidGraph
 from ranking.pagerank.slices import SliceView
 
-#: Bytes per page of the page-sized arrays a worker keeps (:mod:`ranking.cluster.worker`):
-#: the direct vector (8), the out-degrees (4), the interest's accumulator, the two weight
-#: vectors and the interest's teleport vector (4 × 8).
-WORKER_BYTES_PER_PAGE = 44
+#: Bytes per page of the page-sized arrays a worker keeps (:mod:`ranking.cluster.worker`,
+#: :mod:`ranking.cluster.worker_interest`): the direct vector (8), the out-degrees (4), the
+#: interest, its children sums, its teleport vector and the two weight vectors (5 × 8), the
+#: self-link flags (1).
+WORKER_BYTES_PER_PAGE = 53
+#: Bytes per page of its own range: the CSC pointers (8), the saved iterate of the direct
+#: extrapolation (8), the interest's y (8) and the peers' last shares of its sums (≤ 8).
+WORKER_BYTES_PER_OWN_PAGE = 32
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ def block_bytes(info: GraphInfo, slices: list[int]) -> int:
     """Memory a worker needs for ``slices``: its block plus its page-sized arrays."""
     lo, hi = int(info.bounds[slices[0]]), int(info.bounds[slices[-1] + 1])
     edges = sum(info.slice_edges[k] for k in slices)
-    return edges * 4 + (hi - lo + len(slices)) * 8 + info.num_pages * WORKER_BYTES_PER_PAGE
+    own = (hi - lo) * WORKER_BYTES_PER_OWN_PAGE + len(slices) * 8
+    return edges * 4 + own + info.num_pages * WORKER_BYTES_PER_PAGE
 
 
 def check_budget(info: GraphInfo, groups: list[list[int]], budget: int) -> None:

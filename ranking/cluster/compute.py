@@ -102,7 +102,7 @@ def cluster_rank(
     is_xml : ndarray or None
         The XML pages (the interest's E'); None ranks the importance only.
     mode : {"sync", "chaotic"}
-        A barrier after every sweep, or §5.4's chaotic iterations (the importance).
+        A barrier after every sweep, or §5.4's chaotic iterations (both rankings).
     memory_per_worker : int
         Bytes a worker may hold for its block and vectors; refused beforehand if short.
     call_timeout : float
@@ -129,7 +129,15 @@ def cluster_rank(
             teleport = importance_teleport(importance.values, is_xml)
         else:
             teleport = xml_teleport(is_xml)
-        inverse = ClusterInterest(cluster, teleport, variant=variant, monitor=monitor)
+        inverse = ClusterInterest(
+            cluster,
+            teleport,
+            variant=variant,
+            chaotic=mode == "chaotic",
+            tol=tol,
+            max_sweeps=max_sweeps,
+            monitor=monitor,
+        )
         return importance, checked(inverse.run(inverse_stop(tol, max_sweeps)), strict)
     finally:
         cluster.close()

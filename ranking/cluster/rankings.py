@@ -19,10 +19,12 @@ synchronous sweep from the consistent vector they hold: the stop rule is asked o
 sweep, so the chaotic run stops on the same proven bound. If it is not met the chaotic
 sweeps go on.
 
-**Interest.** Jacobi sweeps of eq. 6–7 (three calls a sweep: partial sums, total, finish),
-whose global normalisation r is a barrier by nature, in both modes; stopped on the proven
-bound of :mod:`ranking.pagerank.inverse_bound`, its weights swept on the workers, its state
-(:class:`~ranking.pagerank.inverse_bound.BoundState`) kept here.
+**Extrapolation.** Each worker extrapolates its own pages (:mod:`ranking.cluster.worker`); a
+sweep after which one did bounds nothing, the next one does.
+
+**Interest.** Runs of Gauss-Seidel sweeps, with a barrier after each (synchronous) or none
+(chaotic), each ended by an exact Jacobi check that alone may stop the run
+(:mod:`ranking.cluster.interest`).
 
 **Faults.** A sweep in which a worker was lost replaces it (:meth:`SliceCluster.replace`):
 the new actor reads its block again and takes the last vector from a surviving peer (the
@@ -40,6 +42,7 @@ from typing import Protocol
 import numpy as np
 
 from ranking.cluster.actors import SliceCluster, WorkersLost
+from ranking.cluster.exchange import TIMES
 from ranking.stepping import IterativeRanking
 
 #: Seconds between two polls of the chaotic workers' residuals.
@@ -64,12 +67,14 @@ class _ClusterRanking(IterativeRanking):
         self.monitor = monitor
         self.consistent = False
         self._stale = 0
-        self._bytes_at_init = 0
+        self._at_init: dict[str, float] = {}
+        self._started = 0.0
         self._lost = 0
 
     def init(self) -> None:
         super().init()
-        self._bytes_at_init = self.cluster.counters()["bytes_sent"]
+        self._at_init = self.cluster.counters()
+        self._started = time.perf_counter()
         self.consistent = False
         self._stale = 0
 
@@ -88,14 +93,58 @@ class _ClusterRanking(IterativeRanking):
         if self.monitor is not None:
             self.monitor.sweep_done(self.kind, self.sweeps, name, figure)
 
+    def _halt_survivors(self, epoch: int, lost: list[int], runs: list) -> None:
+        """Stop the surviving chaotic loops and wait for them (a loop still sweeping would
+        race the next sweep); a survivor lost meanwhile is replaced with the others."""
+        for index, actor in enumerate(self.cluster.actors):
+            if index in lost:
+                continue
+            try:
+                self.cluster.wait([actor.halt(epoch)], indices=[index])
+                self.cluster.wait([runs[index]], indices=[index])
+            except WorkersLost:
+                lost.append(index)
+
+    def _unbarred(
+        self, epoch: int, runs: list, status: str, factor: float, target: float
+    ) -> tuple[list, float]:
+        """Wait for the chaotic ``runs`` of ``epoch``, asking every actor's ``status`` (its
+        sweeps and its last sweep's change) every ``POLL_S``; once ``factor`` times the sum
+        of the changes, the residual, is at most ``target``, halt them. Returns the runs'
+        results and the last residual; a lost worker halts the survivors and is raised."""
+        residual = float("inf")
+        try:
+            while not all(run.done() for run in runs):
+                statuses = self.cluster.call(status)
+                residual = factor * sum(change for _, change in statuses)
+                if self.monitor is not None:
+                    sweeps = self.sweeps + max(count for count, _ in statuses)
+                    self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
+                if residual <= target:
+                    break
+                time.sleep(POLL_S)
+            self.cluster.call("halt", epoch)
+            return self.cluster.wait(runs), residual
+        except WorkersLost as lost:
+            self._halt_survivors(epoch, lost.indices, runs)
+            raise
+
     def details(self) -> dict[str, object]:
-        counters = self.cluster.counters()
-        sent = counters["bytes_sent"] - self._bytes_at_init
+        """The run's figures, with where its time went: ``seconds`` holds the wall time and,
+        per worker (the mean over the workers), the seconds sweeping its block, absorbing its
+        peers' values and gathering and sending its own; the rest of the wall time is the
+        coordinator's calls and the waits at the barriers."""
+        spent = {k: v - self._at_init.get(k, 0) for k, v in self.cluster.counters().items()}
+        size = self.cluster.size
+        seconds = {"wall": time.perf_counter() - self._started}
+        seconds |= {name.removesuffix("_s"): spent[name] / size for name in TIMES}
         return {
-            "workers": self.cluster.size,
+            "workers": size,
             "slices": self.cluster.info.n_slices,
-            "bytes_per_sweep": sent / max(self.sweeps, 1),
+            "bytes_per_sweep": spent["bytes_sent"] / max(self.sweeps, 1),
+            "local_sweeps": int(spent["local_sweeps"]),
             "workers_lost": self._lost,
+            "seconds": {name: round(value, 3) for name, value in seconds.items()},
         }
 
 
@@ -119,11 +168,10 @@ class ClusterPageRank(_ClusterRanking):
         self.max_sweeps = max_sweeps
         self.last_delta = float("inf")
         self.last_mass = 1.0
-        self._epoch = 0
 
     def init(self) -> None:
         super().init()
-        self.cluster.call("direct_init", None, None)
+        self.cluster.call("direct_init", None, None, True)
         self.last_delta = float("inf")
 
     def restore(self, index: int, lost: list[int]) -> None:
@@ -139,11 +187,13 @@ class ClusterPageRank(_ClusterRanking):
     def step(self) -> None:
         if self.chaotic:
             self._chaotic_run()
-        self._sync_sweep()
+        self._sync_sweep(extrapolate=not self.chaotic)
 
-    def _sync_sweep(self) -> None:
+    def _sync_sweep(self, extrapolate: bool) -> None:
+        """One sweep with a barrier; it bounds the error if it started from one vector all
+        workers held and none extrapolated after it."""
         try:
-            figures = self.cluster.call("direct_sweep")
+            figures = self.cluster.call("direct_sweep", extrapolate)
         except WorkersLost as lost:
             self._survived(lost)
             figures = None
@@ -151,48 +201,24 @@ class ClusterPageRank(_ClusterRanking):
         self.consistent = figures is not None and self._stale == 0
         self._stale = max(self._stale - 1, 0)
         if figures is not None:
-            self.last_delta = sum(delta for delta, _ in figures)
-            self.last_mass = sum(mass for _, mass in figures)
+            self.last_delta = sum(delta for delta, _, _ in figures)
+            self.last_mass = sum(mass for _, mass, _ in figures)
+            self.consistent = self.consistent and not any(jumped for _, _, jumped in figures)
         self._tell("l1_error_bound", self.norm_delta())
 
     def _chaotic_run(self) -> None:
         """Chaotic sweeps until the residual reaches the tolerance (or the sweeps guard)."""
-        self._epoch += 1
+        epoch = self.cluster.next_epoch()
         left = max(self.max_sweeps - self.sweeps - 1, 1)
-        runs = [actor.run_chaotic(self._epoch, left) for actor in self.cluster.actors]
         factor = self.damping / (1.0 - self.damping)
+        enough = self.tol / factor / self.cluster.size
+        runs = [actor.run_chaotic(epoch, left, enough) for actor in self.cluster.actors]
         try:
-            while not all(run.done() for run in runs):
-                statuses = self.cluster.call("status")
-                residual = factor * sum(delta for _, delta in statuses)
-                self._tell_chaotic(statuses, residual)
-                if residual <= self.tol:
-                    break
-                time.sleep(POLL_S)
-            self.cluster.call("halt", self._epoch)
-            counts = self.cluster.wait(runs)
+            counts, _ = self._unbarred(epoch, runs, "status", factor, self.tol)
         except WorkersLost as lost:
-            self._halt_survivors(lost.indices, runs)
             self._survived(lost)
             return
         self.sweeps += max(counts)
-
-    def _tell_chaotic(self, statuses: list[tuple[int, float]], residual: float) -> None:
-        if self.monitor is not None:
-            sweeps = self.sweeps + max(count for count, _ in statuses)
-            self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
-
-    def _halt_survivors(self, lost: list[int], runs: list) -> None:
-        """Stop the surviving chaotic loops and wait for them (a loop still sweeping would
-        race the next sweep); a survivor lost meanwhile is replaced with the others."""
-        for index, actor in enumerate(self.cluster.actors):
-            if index in lost:
-                continue
-            try:
-                self.cluster.wait([actor.halt(self._epoch)], indices=[index])
-                self.cluster.wait([runs[index]], indices=[index])
-            except WorkersLost:
-                lost.append(index)
 
     def norm_delta(self) -> float:
         """c/(1 − c)·‖Δ‖₁ of the last synchronous sweep, if it started from one consistent

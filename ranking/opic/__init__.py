@@ -5,14 +5,16 @@
 decides what of the history the estimate remembers; a :class:`PageSelector`
 (:class:`Greedy`, :class:`RandomSelection`, :class:`Cycle`) says which page to read next;
 :func:`suspect_xml` picks the pages a focused crawl weighs more. :class:`OPICSettings` holds
-the documented defaults. See docs/opic.md.
+the documented defaults; :class:`OPICPart` is one part of a distributed OPIC (§4.1), whose
+cash for other parts' pages goes out as transfers. See docs/opic.md.
 """
 
 from __future__ import annotations
 
 from ranking.opic.cash import OPIC, CashListener
-from ranking.opic.errors import CorruptSnapshot, NoPages, OPICError, UnknownPage
+from ranking.opic.errors import CorruptSnapshot, ForeignPage, NoPages, OPICError, UnknownPage
 from ranking.opic.focus import suspect_xml
+from ranking.opic.parts import VIRTUAL, OPICPart, PartView
 from ranking.opic.select import STRATEGIES, Cycle, Greedy, PageSelector, RandomSelection
 from ranking.opic.settings import WINDOW_POLICIES, OPICSettings
 from ranking.opic.snapshot import StateStore
@@ -28,10 +30,12 @@ from ranking.opic.windows import (
 __all__ = [
     "OPIC",
     "STRATEGIES",
+    "VIRTUAL",
     "WINDOW_POLICIES",
     "CashListener",
     "CorruptSnapshot",
     "Cycle",
+    "ForeignPage",
     "FullHistory",
     "Greedy",
     "HistoryWindow",
@@ -39,8 +43,10 @@ __all__ = [
     "MeasureWindow",
     "NoPages",
     "OPICError",
+    "OPICPart",
     "OPICSettings",
     "PageSelector",
+    "PartView",
     "RandomSelection",
     "StateStore",
     "UnknownPage",

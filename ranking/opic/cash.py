@@ -301,12 +301,7 @@ class OPIC(PerPageState):
         if weights:
             for child, weight in weights.items():
                 self.set_weight([child], weight)
-        amount = self._read(page)
-        if children.size:
-            self._cash[children] += self.damping * amount / children.size
-            self._virtual_cash += (1.0 - self.damping) * amount
-        else:
-            self._virtual_cash += amount
+        self._hand_on(self._read(page), children)
         self._grant_discovery_cash(new)
         self._pay_virtual_cash()
         self._notify(np.concatenate([children, [page], new]))
@@ -363,10 +358,13 @@ class OPIC(PerPageState):
         opic._new_page_rate = header["new_page_rate"]
         return opic
 
-    def checkpoint(self, store: StateStore, key: str = "opic") -> None:
+    def checkpoint(self, store: StateStore, key: str = "opic", *, scores: bool = True) -> None:
         """Save the snapshot under ``key`` and the scores ``opic_cash`` (current cash) and
-        ``opic_importance`` (the importance estimate) for the CLI and the refresh module."""
+        ``opic_importance`` (the importance estimate) for the CLI and the refresh module
+        (``scores=False``: the snapshot only, for a checkpoint more frequent than they need)."""
         store.put_state(key, self.snapshot())
+        if not scores:
+            return
         ids = np.flatnonzero(self._weight[: self._n] > 0)
         store.set_scores("opic_cash", ids, self.cash(ids))
         store.set_scores("opic_importance", ids, self.estimates()[ids])
@@ -403,6 +401,20 @@ class OPIC(PerPageState):
         self._g += amount
         self._reads[page] += 1
         return amount
+
+    def _hand_on(self, amount: float, children: np.ndarray) -> None:
+        """A read page's ``amount``: ``c`` of it split among ``children``, the rest (all of
+        it without children) to the virtual page (§2). Parts of a distributed OPIC route it."""
+        if children.size:
+            self._cash[children] += self.damping * amount / children.size
+            self._virtual_cash += (1.0 - self.damping) * amount
+        else:
+            self._virtual_cash += amount
+
+    def _page_share(self) -> float:
+        """The mean cash of one page, 1 / known pages: the unit of discovery cash and the
+        prior rate of a new page (a part of a distributed OPIC counts every part's pages)."""
+        return 1.0 / self._named
 
     def _learn_new_page_rate(self, page: int, amount: float) -> None:
         """Update the running rate of recently introduced pages at a page's first read."""
@@ -448,7 +460,7 @@ class OPIC(PerPageState):
         self._introduced[new] = self._g
         self._total_weight += new.size
         self._named += new.size
-        prior = self._new_page_rate if self._new_page_rate is not None else 1.0 / self._named
+        prior = self._new_page_rate if self._new_page_rate is not None else self._page_share()
         for window in self.windows:
             window.introduce(new, self._g, prior)
         return new
@@ -463,7 +475,7 @@ class OPIC(PerPageState):
         """The ``new`` pages take their discovery cash from the virtual page."""
         if new.size == 0 or self.discovery_cash == 0 or self._virtual_cash <= 0:
             return
-        wanted = self.discovery_cash / self._named * self._weight[new]
+        wanted = self.discovery_cash * self._page_share() * self._weight[new]
         scale = min(1.0, self._virtual_cash / wanted.sum())
         paid = wanted * scale
         self._cash[new] += paid

@@ -29,3 +29,17 @@ class NoPages(OPICError):
 
     def __str__(self) -> str:
         return "OPIC knows no page yet: add seeds or report a fetch first"
+
+
+class ForeignPage(OPICError, KeyError):
+    """A URL-Id another part of a distributed OPIC owns (§4.1): its cash is not this part's."""
+
+    def __init__(self, url_id: int, part: int, owner: int) -> None:
+        super().__init__(url_id)
+        self.url_id, self.part, self.owner = url_id, part, owner
+
+    def __str__(self) -> str:
+        return (
+            f"URL-Id {self.url_id} belongs to OPIC part {self.owner}, not to part {self.part}: "
+            "only its owner reads it or receives its cash"
+        )

@@ -13,7 +13,7 @@ from tests.crawler_site import Page, SiteResolver
 from xyleme.archive import Archive, ArchiveSettings, Fetch
 from xyleme.archive.crawllog import COLUMNS, HEADER, LOG_NAME, RotatingLog, format_line, parse_line
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
-from xyleme.crawler.exchanges import ROBOTS_CODE
+from xyleme.crawler.exchanges import NO_RESPONSE_CODES
 
 
 def read_log(folder):
@@ -57,7 +57,7 @@ def test_a_fetch_without_response_has_a_negative_code_and_a_line_always_parses()
     fetch = Fetch(
         wall=0.0,
         at=86_400.0,
-        status=ROBOTS_CODE,
+        status=NO_RESPONSE_CODES["robots"],
         size=None,
         url="http://a.test/x\ty",
         hops="LLR",
@@ -142,7 +142,8 @@ async def test_robots_txt_and_a_retried_503_each_have_their_line(site, md, tmp_p
 
 async def test_a_robots_txt_that_cannot_be_fetched_is_logged_with_its_failure(site, md, tmp_path):
     """A robots.txt on a host that refuses connections: its own -2 line, then the page's,
-    refused for that reason (the failure's code, robots.txt's reason)."""
+    refused without a try: -61, Heritrix's "prerequisite robots.txt fetch failed" (not the
+    robots.txt fetch's -2, which would count a second network error), robots.txt's reason."""
     robots, page = await crawl_log_of(md, tmp_path / "archive", "http://closed.test:1/page")
     assert (robots["url"], robots["status"], robots["hops"]) == (
         "http://closed.test:1/robots.txt",
@@ -150,5 +151,5 @@ async def test_a_robots_txt_that_cannot_be_fetched_is_logged_with_its_failure(si
         "P",
     )
     assert robots["reason"] and robots["size"] is None and robots["md5"] is None
-    assert (page["url"], page["status"], page["hops"]) == ("http://closed.test:1/page", -2, None)
+    assert (page["url"], page["status"], page["hops"]) == ("http://closed.test:1/page", -61, None)
     assert page["reason"].startswith("robots.txt unreachable")

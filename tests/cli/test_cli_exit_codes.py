@@ -45,6 +45,7 @@ SERVES = "serves or runs until it is stopped (its own tests run it in a child pr
 FETCHES = "fetches from the network (its own tests crawl a local site)"
 CASES: dict[tuple[str, ...], Case] = {
     ("changes",): Case(["--since", "0"], ["--since", "0"], ["--since", "x"], missing=True),
+    ("coordinator",): Case(None, [], ["extra"], SERVES, missing=True),
     ("config", "show"): Case(
         [], None, ["--config", "{missing}/x.toml"], "a configuration is input: 0 or 2"
     ),
@@ -84,6 +85,7 @@ CASES: dict[tuple[str, ...], Case] = {
         None, [], ["--timeout", "-1"], "needs a running daemon (tests/cli/test_cli_stop.py)", True
     ),
     ("urls",): Case(["--status", "read"], ["--status", "read"], ["--status", "x"], missing=True),
+    ("worker",): Case(None, ["--part", "0/1"], ["--part", "3/2"], SERVES, missing=True),
 }
 
 

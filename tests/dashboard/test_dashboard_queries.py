@@ -8,13 +8,15 @@ import asyncio
 import subprocess
 import sys
 
+import aiohttp
 import pytest
 
 from loader import Loader
 from metadata import ManualClock, Metadata
 from tests.loader_fakes import FakeFetcher, FakeMetadata
-from xyleme.dashboard import DashboardSettings, create_app
-from xyleme.dashboard.keys import QUERIES
+from xyleme.dashboard import DashboardSettings, create_app, serving
+from xyleme.dashboard.keys import FIGURES, QUERIES
+from xyleme.lock import DaemonLock
 
 HEAVY = "count(//node()[count(//node()[count(//node()) > 0]) > 0])"  # cubic: minutes here
 LIGHT = "count(//i)"
@@ -113,3 +115,74 @@ def test_a_worker_is_limited_in_memory_and_priority():
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["19", "MemoryError"]
+
+
+async def test_a_query_whose_client_hangs_up_is_stopped(repo):
+    """Served as ``xyleme run --http`` serves it (aiohttp does not cancel a handler whose
+    client went away): the dashboard stops the query itself, frees its turn and kills its
+    worker, long before the query's time limit."""
+    app = create_app(repo, settings=DashboardSettings(query_workers=1, query_time_limit_s=60.0))
+    async with serving(app, "127.0.0.1", 0) as url, aiohttp.ClientSession() as session:
+        asking = [
+            asyncio.create_task(session.get(url + "api/query", params={"xpath": HEAVY}))
+            for _ in range(2)  # one running, one queued
+        ]
+        await wait_until_admitted(app, 2)
+        for task in asking:
+            task.cancel()  # the client hangs up
+        await asyncio.gather(*asking, return_exceptions=True)
+        for _ in range(200):  # 10 s at most, the time limit is 60 s
+            if app[QUERIES].admitted == 0:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the queries of a client that hung up kept running")
+        answer = await session.get(url + "api/query", params={"xpath": LIGHT})
+        assert (await answer.json())["results"][0]["value"] == "1000"  # the worker is free
+
+
+def test_beside_a_daemon_a_worker_takes_only_idle_cpu():
+    """Where the kernel groups processes by session, niceness alone would leave the worker
+    spending the daemon's group's share: an idle worker's own group goes to niceness 19 too,
+    and on Linux the worker runs under SCHED_IDLE."""
+    probe = (
+        "import os\n"
+        "from xyleme.query_worker import AUTOGROUP, in_a_group_of_its_own, lowest_priority\n"
+        "lowest_priority(idle=True)\n"
+        "print(os.nice(0), os.sched_getscheduler(0) == os.SCHED_IDLE)\n"
+        "print(AUTOGROUP.read_text().split()[-1] if in_a_group_of_its_own() else 19)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        start_new_session=True,  # as the dashboard starts it
+    )
+    assert done.stdout.split() == ["19", "True", "19"]
+
+
+def test_the_pool_asks_for_idle_workers_while_a_crawl_runs(repo):
+    """Beside a daemon sharing the server, or while a daemon holds the repository (``xyleme
+    run`` with ``xyleme dashboard`` in another terminal); a dashboard alone has no crawl to
+    protect."""
+
+    class Live:
+        def live_figures(self):
+            return {}
+
+    beside, alone = create_app(repo, live=Live()), create_app(repo)
+    try:
+        assert beside[QUERIES].idle()
+        assert not alone[QUERIES].idle()
+        lock = DaemonLock(repo)
+        lock.acquire()
+        try:
+            assert alone[QUERIES].idle()
+        finally:
+            lock.release()
+        assert not alone[QUERIES].idle()
+    finally:
+        beside[FIGURES].close()
+        alone[FIGURES].close()

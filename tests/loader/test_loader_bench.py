@@ -14,11 +14,20 @@ from tests.paths import ROOT
 
 BENCH = ROOT / "benchmarks" / "bench_loader.py"
 PARTS = {"parse_validate", "links", "compress", "version_rows", "metadata"}
+CALLS = {  # what "metadata" (the whole job less the parts timed alone) holds, by call
+    "link_url_ids",
+    "batch_reads",
+    "link_data_rows",
+    "status_and_type_rows",
+    "metadata_commit",
+    "garbage_collector",
+}
 KEYS = {
     "docs_per_s",
     "plain_docs_per_s",
     "ratio",
     "parts_us",
+    "metadata_us",
     "whole_us",
     "plain_us",
     "not_lxml_over_lxml",
@@ -43,6 +52,8 @@ def test_bench_loader_smoke_prints_the_parts_and_a_json_last_line(tmp_path):
     assert last.keys() >= KEYS
     assert set(last["parts_us"]) == PARTS
     assert all(micros >= 0 for micros in last["parts_us"].values())
+    assert set(last["metadata_us"]) == CALLS
+    assert last["metadata_us"]["link_url_ids"] > 0  # every document has links
     assert last["docs_per_s"] > 0
     if last["daemon_pages_per_s"] is None:  # 2 s on a loaded machine may end before a sample
         assert "no sample" in last["notes"]["daemon_pages_per_s"]

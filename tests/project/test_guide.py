@@ -6,9 +6,7 @@ fact of the output, stdout and stderr together), ``exit=N`` (default 0), ``quiet
 at all), ``until="RE" within=S`` (run again every 2 s until the output matches, for at most S
 seconds). Each block runs with bash, in order, in one folder, against the realistic site of
 ``xyleme.sitegen`` served on 127.0.0.1, its address put in place of the guide's
-``https://docs.example.org``. A block whose command uses ``--limit`` where that command's
-``--help`` does not list it yet is reported and left out (the CLI convention's branch renames
-``--top``); every other block must pass.
+``https://docs.example.org``. Every block must pass.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,19 +126,6 @@ def run(script: str, folder: Path) -> subprocess.CompletedProcess:
     )
 
 
-def missing_limit(script: str, folder: Path) -> str | None:
-    """The command of ``script`` that uses ``--limit`` without its help listing it, if any."""
-    for line in script.splitlines():
-        words = shlex.split(line, comments=True)
-        if not words or words[0] != "xyleme" or "--limit" not in words:
-            continue
-        command = [word for word in words[3:] if not word.startswith("-")][:2]
-        helped = run(shlex.join(["xyleme", *command, "--help"]), folder)
-        if "--limit" not in helped.stdout:
-            return line
-    return None
-
-
 def check(step: Step, done: subprocess.CompletedProcess, address: str) -> str | None:
     """What is wrong with the result of ``step`` (None when it is as the guide says)."""
     output = done.stdout + done.stderr
@@ -176,13 +160,9 @@ def stop_daemon(folder: Path) -> None:
 @pytest.mark.slow
 def test_the_guide_works_on_a_real_site(site, tmp_path):
     steps = guide_steps(GUIDE.read_text(encoding="utf-8"))
-    left_out = []
     try:
         for step in steps:
             script = step.script.replace(SITE, site)
-            if (line := missing_limit(script, tmp_path)) is not None:
-                left_out.append(line)
-                continue
             attempts = max(1, int(step.within / POLL_SECONDS)) if step.until else 1
             for _ in range(attempts):
                 done = run(script, tmp_path)
@@ -199,8 +179,3 @@ def test_the_guide_works_on_a_real_site(site, tmp_path):
                 )
     finally:
         stop_daemon(tmp_path)
-    if left_out:
-        warnings.warn(
-            f"guide steps left out, --limit not in their help yet: {left_out}", stacklevel=1
-        )
-    assert len(left_out) <= 1  # only `schedule` still says --top on main

@@ -77,8 +77,40 @@ def test_both_modes_reach_the_single_machine_vectors_within_the_bound(client, gr
     vector = graph[0].num_pages * 8 + 64
     assert 0 < importance.details["bytes_per_sweep"] <= vector
     assert 0 < interest.details["bytes_per_sweep"] <= 2 * vector
-    assert importance.details["mode"] == ("chaotic" if mode == "chaotic" else "synchronous")
+    named = "chaotic" if mode == "chaotic" else "synchronous"
+    assert importance.details["mode"] == interest.details["mode"] == named
     assert importance.snapshot == graph[0].snapshot
+    # where the time went, per worker: sweeping (wall and CPU), absorbing, sending
+    seconds = interest.details["seconds"]
+    assert set(seconds) == {"wall", "sweep", "sweep_cpu", "absorb", "send"}
+    assert 0 < seconds["sweep"] + seconds["send"] <= seconds["wall"]
+
+
+def test_the_chaotic_interest_sweeps_without_a_barrier_and_checks_on_one_vector(
+    client, graph, single
+):
+    """The interest's Gauss-Seidel runs do the work (each worker sweeps about as many times
+    as the run counts; the checks are Jacobi sweeps, not local ones), the checks stop it on
+    the proven bound, and the lagged normalisation reaches eq. 7's r of the single process."""
+    _, chaotic = _rank(client, graph, mode="chaotic")
+    _, synchronous = _rank(client, graph, mode="sync")
+    assert chaotic.figure_name == "l1_error_bound" and chaotic.figure <= TOL
+    for run in (chaotic, synchronous):
+        assert run.sweeps < run.details["local_sweeps"] <= 2 * run.sweeps
+        assert run.details["jacobi_from_sweep"] is None  # the runs kept pace
+    assert np.abs(chaotic.values - single[1].values).sum() <= 2 * TOL
+    assert abs(chaotic.details["normalisation_r"] - single[1].details["normalisation_r"]) < 1e-6
+
+
+def test_chaotic_runs_that_do_not_keep_pace_give_way_to_jacobi_sweeps(
+    client, graph, single, monkeypatch
+):
+    monkeypatch.setattr("ranking.cluster.interest.SLOWEST_RATE", 1e-9)  # no run keeps it
+    monkeypatch.setattr("ranking.cluster.interest.PACE_FROM_RUN", 1)
+    _, interest = _rank(client, graph, mode="chaotic")
+    assert interest.details["jacobi_from_sweep"] is not None
+    assert interest.converged and interest.figure <= TOL
+    assert np.abs(interest.values - single[1].values).sum() <= 2 * TOL
 
 
 def test_the_importance_weighted_interest_too(client, graph):
@@ -127,28 +159,33 @@ def test_an_unreachable_scheduler_is_told(monkeypatch):
 
 
 class _KillAt:
-    """A monitor that SIGKILLs the process of one worker when a sweep passes ``sweep``."""
+    """A monitor that SIGKILLs the process of one worker when a sweep of ``kind`` passes
+    ``sweep``."""
 
-    def __init__(self, client, sweep: int) -> None:
+    def __init__(self, client, sweep: int, kind: str = "importance") -> None:
         self.pids = client.run(os.getpid)
         self.sweep = sweep
+        self.kind = kind
         self.killed: int | None = None
 
     def sweep_done(self, kind: str, sweep: int, figure_name: str, figure: float) -> None:
-        if kind == "importance" and sweep >= self.sweep and self.killed is None:
+        if kind == self.kind and sweep >= self.sweep and self.killed is None:
             self.killed = self.pids[max(self.pids)]
             os.kill(self.killed, signal.SIGKILL)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["sync", "chaotic"])
-def test_a_worker_killed_mid_run_costs_its_slice_only(graph, single, mode):
+@pytest.mark.parametrize(
+    ("mode", "kind"), [("sync", "importance"), ("chaotic", "importance"), ("chaotic", "interest")]
+)
+def test_a_worker_killed_mid_run_costs_its_slice_only(graph, single, mode, kind):
     with dask_client(workers=2, memory_per_worker="600MB", dashboard=False) as own:
-        killer = _KillAt(own, 4)
+        killer = _KillAt(own, 4, kind)
         importance, interest = _rank(own, graph, mode=mode, monitor=killer, call_timeout=60)
     assert killer.killed is not None
-    assert importance.details["workers_lost"] == 1
-    assert importance.converged and importance.figure <= TOL
+    hit = importance if kind == "importance" else interest
+    assert hit.details["workers_lost"] == 1
+    assert hit.converged and hit.figure <= TOL
     assert np.abs(importance.values - single[0].values).sum() <= 2 * TOL
     assert np.abs(interest.values - single[1].values).sum() <= 2 * TOL
 

@@ -149,3 +149,37 @@ async def test_bad_arguments_are_refused():
         await recheck(session, URL_IDS, TruthProbe(), budget=-1)
     with pytest.raises(ValueError, match="URL-Ids"):
         await recheck(session, URL_IDS[:3], TruthProbe())
+
+
+class RaisingProbe:
+    """Raises ``error`` for every page."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+    async def probe(self, url_id: int) -> Liveness:
+        await asyncio.sleep(0)
+        raise self.error
+
+
+async def test_a_probe_s_bug_is_an_unknown_answer():
+    session = make_liverank(GRAPH, LiveRankSettings(strategy="p"))
+    report = await recheck(session, URL_IDS, RaisingProbe(RuntimeError("bug")), budget=2)
+    assert [answer.verdict for answer in report.answers] == [Verdict.UNKNOWN] * 2
+    assert "RuntimeError('bug')" in report.answers[0].reason
+
+
+async def test_cancelling_a_pass_cancels_its_probes_and_is_not_swallowed():
+    session = make_liverank(GRAPH, LiveRankSettings(strategy="p"))
+    probe = TruthProbe(delays={url_id: 30.0 for url_id in URL_IDS.tolist()})
+    running = asyncio.create_task(recheck(session, URL_IDS, probe, concurrency=3))
+    for _ in range(200):  # 10 s at most
+        if probe.in_flight == 3:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the probes never started")
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(running, 10)
+    assert len(probe.asked) == 3  # nothing asked after the cancellation

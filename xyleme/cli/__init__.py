@@ -32,6 +32,7 @@ DEBUG_HINT = "set XYLEME_DEBUG=1 or pass --debug for the traceback"
 COMMANDS: dict[str, tuple[str, str]] = {
     "changes": ("loader", "List the document versions stored since a time"),
     "config": ("ops", "Inspect the repository's configuration (xyleme.toml)."),
+    "coordinator": ("workers", "Run the coordinator of a shared store until SIGTERM"),
     "crawl": ("crawl", "Crawl from SEEDS (scouting, level 3) within the scope"),
     "dashboard": ("dashboard", "Serve the web dashboard and JSON API of the repository"),
     "demo": ("demo", "Crawl, load, rank and refresh a simulated web"),
@@ -58,6 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "Counts by page type, the daemon's rates and queues"),
     "stop": ("stop", "Stop the daemon running on the repository, as SIGTERM would"),
     "urls": ("urls", "List URLs by what became of them"),
+    "worker": ("workers", "Run one crawl worker of a shared store until SIGTERM"),
 }
 """Each command: the module of this package that defines it, and its summary (the start of
 its help) for ``xyleme --help``."""

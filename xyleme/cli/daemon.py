@@ -10,6 +10,7 @@ import click
 from metadata import MetadataError
 from xyleme.cli import cli, repo_path
 from xyleme.cli.dashboard import admin_options, admin_token_of, parse_address
+from xyleme.cli.errors import InputError
 from xyleme.cli.ops import config_option, effective_config
 from xyleme.daemon import Daemon, DaemonStopped, run_daemon
 from xyleme.dashboard import run_with_dashboard
@@ -39,6 +40,13 @@ from xyleme.logs import FORMATS, configure_logging
     default=None,
     help="Also serve the dashboard and JSON API on HOST:PORT (e.g. 127.0.0.1:8080).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Run N crawl worker processes and a coordinator instead of one daemon process "
+    "(a PostgreSQL store only; docs/scaleout.md).",
+)
 @admin_options
 @click.pass_context
 def run(
@@ -47,6 +55,7 @@ def run(
     log_format: str,
     simweb_port: int | None,
     address: str | None,
+    workers: int | None,
     admin: bool,
     token: str | None,
 ) -> None:
@@ -55,6 +64,16 @@ def run(
     Refuses to start on a wrong configuration (naming the key), on a folder that is not a
     repository, and when another daemon holds the repository.
     """
+    if workers is not None:
+        if address is not None:
+            raise InputError(
+                "--http serves one daemon process: with --workers serve the dashboard with "
+                "`xyleme dashboard` (it shows the workers)"
+            )
+        from xyleme.cli.workers import run_workers  # the supervisor: no daemon in this process
+
+        run_workers(ctx, workers, config_file, log_format, simweb_port)
+        return
     repository = repo_path(ctx)
     http = None if address is None else parse_address(address)
     admin_token = admin_token_of(admin, token)

@@ -18,10 +18,11 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
+
+from xyleme.timestamps import when as when  # the commands take it from here, with the rest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,13 +39,6 @@ def dash(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}" if math.isfinite(value) else NONE
     return str(value)
-
-
-def when(seconds: float | None, none: str = "never") -> str:
-    """A timestamp as ``YYYY-MM-DD HH:MM:SSZ`` (UTC); ``none`` when there is none."""
-    if seconds is None or not math.isfinite(seconds):
-        return none
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def ago(seconds: float | None, none: str = "unknown") -> str:

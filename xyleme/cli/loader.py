@@ -26,6 +26,7 @@ from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, size, when
 from xyleme.cli.params import MOMENT, PAGE
+from xyleme.cli.reading import DATABASE, has_metadata
 
 _DEFAULTS = LoaderSettings()
 
@@ -34,9 +35,9 @@ def _warehouse(ctx: click.Context) -> Warehouse:
     """The repository's documents, with URL lookups through its metadata when there is one."""
     repo = repo_path(ctx)
     lookup = None
-    if (repo / "metadata.db").is_file():
+    if has_metadata(repo):  # metadata.db, or the PostgreSQL store xyleme.toml names
         try:
-            metadata = Metadata.open(repo / "metadata.db", readonly=True)
+            metadata = Metadata.open(repo / DATABASE, readonly=True)
         except MetadataError as error:
             raise click.ClickException(str(error)) from None
         ctx.call_on_close(metadata.close)
@@ -89,7 +90,7 @@ def load(ctx: click.Context, url: str, file: Path, content_type: str | None) -> 
     clock = SystemClock()
     fetcher = _AskTheOperator()
     try:
-        metadata = Metadata.open(repo / "metadata.db", clock=clock)
+        metadata = Metadata.open(repo / DATABASE, clock=clock)
     except MetadataError as error:
         raise click.ClickException(str(error)) from None
     with metadata:

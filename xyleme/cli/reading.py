@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 DATABASE = "metadata.db"
 
 
+def has_metadata(repository: Path) -> bool:
+    """Whether ``repository`` names a metadata store: its ``metadata.db``, or the store its
+    ``xyleme.toml`` names (``[store] url``, PostgreSQL) when that file is absent, resolved as
+    :func:`open_metadata` resolves it (``metadata.target_of``). Nothing is opened."""
+    from metadata import target_of
+
+    try:
+        target = target_of(repository / DATABASE)
+    except MetadataError:  # a store URL of an unknown scheme: opening it says so
+        return True
+    return target.path is None or target.path.exists()
+
+
 @contextmanager
 def open_metadata(repository: Path, *, readonly: bool) -> Iterator[Metadata]:
     """The repository's metadata; a folder that is not a repository is a clear CLI error."""

@@ -17,7 +17,8 @@ from metadata import InvalidURL, canonicalize_url
 from xyleme import commands
 from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, dash, emit, listing_options, shown_limit
-from xyleme.cli.ops import DATABASE, config_option, effective_config, open_metadata
+from xyleme.cli.ops import config_option, effective_config
+from xyleme.cli.reading import has_metadata, open_metadata
 from xyleme.config import Config
 from xyleme.crawler import Kind, Rule, Scope, TrapGuard, literal_refusal
 from xyleme.scope_config import repository_scope
@@ -38,7 +39,7 @@ def _scope(ctx: click.Context, config_file: Path | None) -> tuple[Scope, Config]
     repository = repo_path(ctx)
     config = effective_config(repository, config_file)
     seeds: list[str] = []
-    if (repository / DATABASE).exists():
+    if has_metadata(repository):  # metadata.db, or the PostgreSQL store xyleme.toml names
         with open_metadata(repository, readonly=True) as md:
             seeds = commands.stored_seeds(md)
     return repository_scope(config, seeds), config

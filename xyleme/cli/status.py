@@ -24,6 +24,7 @@ from xyleme.cli.listing import ago, when
 from xyleme.cli.reading import glance, json_option
 from xyleme.lock import holder_pid
 from xyleme.status import read_status
+from xyleme.worker_status import worker_lines
 
 ASK_TIMEOUT = 3.0
 """Real seconds a running daemon has to answer with its live figures (it looks at the
@@ -47,6 +48,9 @@ STATUS_LABELS = {
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts by page type, the daemon's rates and queues, and the last periodic passes;
     live while a daemon runs, else from its last checkpoint, each part saying how old it is.
+
+    The crawl workers and coordinators sharing the store (``xyleme run --workers``) follow,
+    one line each, a silent one marked STALE.
 
     ``--json`` adds ``live_source`` (``daemon``, ``checkpoint`` or null) and ``live_age``
     (real seconds since the figures were taken; null when unknown)."""
@@ -100,12 +104,12 @@ def status_text(facts: dict[str, Any]) -> str:
     live = facts["live"]
     if not live:
         lines.append("figures       – (no daemon has run on this repository yet)")
-        return "\n".join(lines)
-    lines.append(f"figures       {_source(facts)}")
-    for name, label in STATUS_LABELS.items():
-        if name in live:
-            lines.append(f"{label:<13} {_shown(name, live[name])}")
-    return "\n".join(lines)
+    else:
+        lines.append(f"figures       {_source(facts)}")
+        for name, label in STATUS_LABELS.items():
+            if name in live:
+                lines.append(f"{label:<13} {_shown(name, live[name])}")
+    return "\n".join([*lines, *worker_lines(facts.get("workers", []))])
 
 
 def _source(facts: dict[str, Any]) -> str:

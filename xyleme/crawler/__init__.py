@@ -19,6 +19,7 @@ from xyleme.crawler.addresses import literal_refusal
 from xyleme.crawler.engine import Crawler
 from xyleme.crawler.fetcher import SPOOLED_BODIES, FetchError
 from xyleme.crawler.frontier import Level, Request, host_key
+from xyleme.crawler.htmlparse import DOCUMENT_RELATIONS, RESOURCE_RELATIONS
 from xyleme.crawler.liveness import Liveness, Verdict
 from xyleme.crawler.probe import METHODS, CrawlerProbe
 from xyleme.crawler.scope import Scope
@@ -29,7 +30,9 @@ from xyleme.crawler.traps import TrapGuard
 from xyleme.crawler.writer import CrawlEvent
 
 __all__ = [
+    "DOCUMENT_RELATIONS",
     "METHODS",
+    "RESOURCE_RELATIONS",
     "SPOOLED_BODIES",
     "CrawlEvent",
     "Crawler",

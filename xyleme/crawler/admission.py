@@ -234,6 +234,8 @@ class LinkAdmission:
         host's robots.txt (already known) disallows is recorded at once, without a trip
         through the queue and a worker; the links over budget are recorded together.
         """
+        if not self.follows_links:  # a crawl worker: the links are stored, their owner claims
+            return
         now = time.monotonic()
         over_budget: list[tuple[str, str, int | None]] = []
         known = ids if ids is not None else [None] * len(links)
@@ -257,8 +259,8 @@ class LinkAdmission:
             refusal = rules and rules.refusal(link, self.settings.robots_agent)
             if refusal:
                 self._busy += 1
-                kind = rules.error_kind or "robots"
-                self._outbox.put_nowait(self._failure(request, refusal, kind, dead=rules.dead))
+                failure = self._failure(request, refusal, rules.refusal_kind, dead=rules.dead)
+                self._outbox.put_nowait(failure)
             else:
                 self.frontier.push(request)
         self.metadata.reject_many(over_budget)

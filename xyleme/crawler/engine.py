@@ -137,6 +137,12 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._stop_requested = False
         self._waiting_workers: set[asyncio.Task] = set()
         self._lane: LoaderLane | None = None
+        self.follows_links = True
+        """Whether found links and redirect targets are queued here; a crawl worker of a
+        shared store (``xyleme.worker``) only stores them: their part's owner claims them."""
+        self.commits_in_thread = False
+        """Whether a batch of results is committed in a thread (a store across the network,
+        whose round trips would otherwise hold the event loop) rather than on the loop."""
         self._loop: asyncio.AbstractEventLoop | None = None
         if sink_for is not None:
             self.sink = sink_for(self)

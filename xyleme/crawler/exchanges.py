@@ -36,12 +36,16 @@ NO_RESPONSE_CODES = {
     "metadata": -5,
     "scope": -5000,
     "too_large": -5003,
+    "robots_unreachable": -61,
+    "robots": -9998,
 }
 """Status codes of fetches without an HTTP status, after Heritrix's: -1 DNS failure,
--2 connection failed, -3 connection broken, -4 timeout, -5 internal error, -5000 refused by
-the scope (an address the SSRF guard refuses), -5003 over a size cap, -9998 refused by
-robots.txt (any ``robots…`` kind), -9999 other."""
-ROBOTS_CODE, OTHER_CODE = -9998, -9999
+-2 connection failed, -3 connection broken, -4 timeout, -5 internal error, -61 refused
+because the host's robots.txt could not be had (Heritrix's "prerequisite robots.txt fetch
+failed": that fetch has its own line and code), -5000 refused by the scope (an address the
+SSRF guard refuses), -5003 over a size cap, -9998 refused by robots.txt's rules
+(Heritrix's "precluded by robots"), -9999 other."""
+OTHER_CODE = -9999
 
 
 def peer_address(response: aiohttp.ClientResponse) -> str | None:
@@ -104,8 +108,6 @@ def status_code(status: int | None, kind: str | None) -> int:
     """A fetch's crawl-log status: the HTTP status, else the code of its failure's kind."""
     if status is not None:
         return status
-    if kind is not None and kind.startswith("robots"):
-        return ROBOTS_CODE
     return NO_RESPONSE_CODES.get(kind or "", OTHER_CODE)
 
 

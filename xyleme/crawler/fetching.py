@@ -51,7 +51,7 @@ class FetchStep:
         refusal = rules.refusal(request.url, self.settings.robots_agent)
         if refusal is not None:
             self.frontier.finish(request, used_network=False)
-            return self._failure(request, refusal, rules.error_kind or "robots", dead=rules.dead)
+            return self._failure(request, refusal, rules.refusal_kind, dead=rules.dead)
         if request.level == Level.SCOUTING and not self._budget.spend(key):
             self.frontier.finish(request, used_network=False)
             self._reject_now(request.url, self._budget.reason, request.referrer)
@@ -104,6 +104,7 @@ class FetchStep:
                 url, limit=self.settings.robots_max_bytes, truncate=True
             )
         except FetchError as error:
+            self.stats.count_error(error.kind)  # once: the pages it refuses are robots_unreachable
             await self._log_prerequisite(url, via, started, error=error)
             raise
         await self._log_prerequisite(url, via, started, response=response)

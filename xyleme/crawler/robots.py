@@ -36,8 +36,6 @@ class RobotsRules:
     parser: Protego | None = None
     disallow_reason: str | None = None
     """Set when everything is disallowed because robots.txt was unreachable."""
-    error_kind: str | None = None
-    """The fetch failure behind ``disallow_reason`` (dns, timeout…), for the statistics."""
     dead: bool = False
     """The failure says the host is gone (it does not resolve): its pages are DEAD."""
     note: str = "fetched"
@@ -49,6 +47,14 @@ class RobotsRules:
         if self.parser is not None and not self.parser.can_fetch(url, agent):
             return "robots.txt disallows"
         return None
+
+    @property
+    def refusal_kind(self) -> str:
+        """The failure kind of a page these rules refuse: ``robots_unreachable`` when
+        robots.txt could not be had, else ``robots``. Never the robots.txt fetch's own kind
+        (a timeout...): that fetch has its line and its count; the page was not tried (the
+        crawl log's -61 and -9998, docs/archive.md)."""
+        return "robots" if self.disallow_reason is None else "robots_unreachable"
 
     def crawl_delay(self, agent: str) -> float | None:
         """The Crawl-delay robots.txt asks of ``agent`` (None when it asks none)."""
@@ -115,14 +121,11 @@ class RobotsCache:
         """No rules (a 4xx robots.txt or one lost in redirects)."""
         return RobotsRules(expires=now + self.ttl, note=note)
 
-    def disallow_all(
-        self, now: float, reason: str, kind: str = "robots", dead: bool = False
-    ) -> RobotsRules:
+    def disallow_all(self, now: float, reason: str, dead: bool = False) -> RobotsRules:
         """Everything disallowed until the file is retried (5xx, timeout, unreachable)."""
         return RobotsRules(
             expires=now + self.error_ttl,
             disallow_reason=f"robots.txt unreachable ({reason}): disallowed, retried later",
-            error_kind=kind,
             dead=dead,
             note=reason,
         )
@@ -145,7 +148,7 @@ class RobotsCache:
             try:
                 response = await get(url)
             except FetchError as error:
-                rules = self.disallow_all(now(), error.reason, error.kind, error.dead)
+                rules = self.disallow_all(now(), error.reason, error.dead)
                 break
             status = response.status
             if 300 <= status < 400 and "Location" in response.headers:

@@ -36,6 +36,7 @@ from xyleme.dashboard.queries import QueryPool
 from xyleme.dashboard.rendering import render, templates
 from xyleme.dashboard.settings import DashboardSettings, refresh_settings
 from xyleme.dashboard.statusprocess import StatusProcess
+from xyleme.lock import holder_pid
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ def create_app(
         settings.query_queue,
         settings.query_time_limit_s,
         settings.query_memory_mb,
+        idle=lambda: live is not None or holder_pid(repo_dir) is not None,  # a crawl to protect
     )
     refresh = refresh_settings(repo_dir)
     app[FIGURES] = RepositoryFigures(repo_dir, settings, refresh)

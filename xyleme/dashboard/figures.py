@@ -106,13 +106,15 @@ class RepositoryFigures:
 
     def _daemon(self) -> dict[str, Any]:
         """What ``xyleme status`` knows of the daemon: whether one holds the repository
-        (its pid), paused, seeds, and the figures of its last checkpoint (None before any)."""
+        (its pid), paused, seeds, the figures of its last checkpoint (None before any), and
+        the crawl workers and coordinators sharing the store (``workers``)."""
         facts = read_status(self.md, holder_pid(self.repo_dir))
         return {
             "pid": facts["daemon"]["pid"],
             "paused": facts["paused"],
             "seeds": facts["seeds"],
             "checkpoint": facts["live"] or None,
+            "workers": facts["workers"],
         }
 
     def _growth(self, view: dict[str, np.ndarray], now: float) -> dict[str, list[float]]:

@@ -49,6 +49,7 @@ class LiveHistory:
     def __init__(self, source: LiveFigures, keep: int) -> None:
         self.source = source
         self.samples: deque[tuple[float, dict[str, Any]]] = deque(maxlen=keep)
+        self._shown: tuple[tuple[float, dict[str, Any]], dict[str, Any]] | None = None
 
     def sample(self, now: float | None = None) -> dict[str, Any]:
         """Take one sample (real time ``now``, default the wall clock) and return it."""
@@ -59,6 +60,16 @@ class LiveHistory:
     def latest(self) -> dict[str, Any]:
         """The last sample, taking one if there is none yet."""
         return self.samples[-1][1] if self.samples else self.sample()
+
+    def shown(self) -> dict[str, Any]:
+        """The last sample with its ``rates``: one dict, made once per sample and shared by
+        every request until the next (read it, never change it)."""
+        if not self.samples:
+            self.sample()
+        last = self.samples[-1]
+        if self._shown is None or self._shown[0] is not last:
+            self._shown = (last, {**last[1], "rates": self.rates()})
+        return self._shown[1]
 
     def rates(self) -> dict[str, list[float]]:
         """Real time of each interval's end, and fetches and errors per real second in it."""

@@ -6,7 +6,9 @@ process: each runs in a process of its own (:mod:`xyleme.query_worker`, limited 
 and priority), at most ``workers`` at a time; ``queue`` more may wait for a turn, and a query
 beyond those is refused at once with :class:`QueryBusy` (HTTP 429 with ``Retry-After``). The
 event loop only waits on the processes' pipes: no thread is held, so the views that read the
-repository in threads keep theirs.
+repository in threads keep theirs. A query whose client went away (a closed tab, a client's
+timeout) is stopped (:func:`unless_gone`): its worker and its turn go to the queries someone
+still waits for.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import json
 import math
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from loader import LoaderError, compile_query
 from metadata import MetadataError
@@ -27,6 +30,9 @@ from xyleme.children import child_environment, python_command
 WORKER = "xyleme.query_worker"
 KILL_GRACE_S = 1.0
 """Real seconds past the time limit before the parent kills a worker the kernel has not."""
+CLIENT_CHECK_S = 0.25
+"""Real seconds between two looks at whether a query's client is still there."""
+T = TypeVar("T")
 
 
 class QueryFailed(ValueError):
@@ -41,6 +47,33 @@ class QueryBusy(RuntimeError):
         self.retry_after = retry_after
 
 
+class QueryAbandoned(RuntimeError):
+    """The client that asked for the query went away; the query was stopped."""
+
+
+async def unless_gone(gone: Callable[[], bool], work: Awaitable[T]) -> T:
+    """The result of ``work``, unless ``gone()`` becomes true first (checked every
+    :data:`CLIENT_CHECK_S`): then ``work`` is cancelled (a query's worker is killed, a
+    queued query leaves the queue) and :class:`QueryAbandoned` raised.
+
+    Why not aiohttp's ``handler_cancellation``: it would cancel every view, the admin
+    actions halfway included; only a query is worth stopping.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=CLIENT_CHECK_S)
+            if done:
+                return task.result()
+            if gone():
+                raise QueryAbandoned("query stopped: its client went away")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 class QueryPool:
     """At most ``workers`` queries running and ``queue`` waiting; see the module docstring.
 
@@ -49,11 +82,21 @@ class QueryPool:
     0
     """
 
-    def __init__(self, workers: int, queue: int, time_limit: float, memory_mb: int) -> None:
+    def __init__(
+        self,
+        workers: int,
+        queue: int,
+        time_limit: float,
+        memory_mb: int,
+        *,
+        idle: Callable[[], bool] = lambda: False,
+    ) -> None:
         if workers < 1 or queue < 0:
             raise ValueError("a query pool needs at least one worker and a queue of 0 or more")
         self.workers, self.queue = workers, queue
         self.time_limit, self.memory_mb = time_limit, memory_mb
+        self.idle = idle
+        """Whether a crawl runs now (then the workers take only idle CPU: query_worker)."""
         self.admitted = 0
         self._turns = asyncio.Semaphore(workers)
         self._mean_seconds = 1.0  # of recent queries, for Retry-After
@@ -103,6 +146,7 @@ class QueryPool:
             "after": after,
             "cpu_seconds": self.time_limit,
             "memory_mb": self.memory_mb,
+            "idle": self.idle(),
         }
         worker = await asyncio.create_subprocess_exec(
             *python_command(WORKER),
@@ -110,6 +154,7 @@ class QueryPool:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,  # a scheduling group of its own (xyleme.query_worker)
         )
         try:
             output, _ = await asyncio.wait_for(

@@ -3,15 +3,15 @@ live figures of a running daemon, and pagination links."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-import numpy as np
 from aiohttp import web
 
 from xyleme.dashboard.keys import HISTORY, TEMPLATES
+from xyleme.timestamps import when
+from xyleme.worker_status import heartbeat_text
 
 NAV = (
     ("/", "Overview"),
@@ -28,19 +28,13 @@ def templates() -> jinja2.Environment:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["when"] = when
+    env.filters["when"] = lambda seconds: when(seconds, none="-")
     env.filters["num"] = _num
+    env.filters["heartbeat"] = heartbeat_text  # a crawl worker's, stale ones said so
     env.filters["changed_class"] = lambda changed: {None: "first", True: "changed"}.get(
         changed, "unchanged"
     )
     return env
-
-
-def when(seconds: float | None) -> str:
-    """A time as UTC text, "-" when unknown."""
-    if seconds is None or not isinstance(seconds, int | float) or not np.isfinite(seconds):
-        return "-"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _num(value: Any) -> str:
@@ -70,13 +64,10 @@ def render(
 
 
 def live_figures(request: web.Request) -> dict[str, Any] | None:
-    """The running daemon's latest live figures and rates, None when there is no daemon."""
+    """The running daemon's latest live figures and rates, None when there is no daemon
+    (shared between requests: read them, never change them)."""
     history = request.app.get(HISTORY)
-    if history is None:
-        return None
-    figures = dict(history.latest())
-    figures["rates"] = history.rates()
-    return figures
+    return None if history is None else history.shown()
 
 
 def pager(path: str, params: dict[str, str], offset: int, limit: int, total: int) -> dict:

@@ -9,6 +9,7 @@ loop, which a daemon may share, only renders.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,10 @@ from xyleme.dashboard.keys import ADMIN_TOKEN, FIGURES, QUERIES, SETTINGS, STATU
 from xyleme.dashboard.metrics import metrics_text
 from xyleme.dashboard.paging import cursor_param, encode_cursor, paged
 from xyleme.dashboard.params import InputError, int_param, page_target, text_param
-from xyleme.dashboard.queries import QueryBusy, QueryFailed
-from xyleme.dashboard.rendering import live_figures, pager, render, when
+from xyleme.dashboard.queries import QueryAbandoned, QueryBusy, QueryFailed, unless_gone
+from xyleme.dashboard.rendering import live_figures, pager, render
 from xyleme.dashboard.warehouse import DOCUMENTS
+from xyleme.timestamps import when
 
 TIME_FIELDS = frozenset(
     {"first_access", "last_access", "last_change", "last_modified", "next_refresh", "discovered_at"}
@@ -33,24 +35,34 @@ TIME_FIELDS = frozenset(
 # ---------------------------------------------------------------------- Overview
 
 
-async def _status(request: web.Request) -> dict[str, Any]:
+async def _shown_status(request: web.Request) -> tuple[dict[str, Any], bytes]:
     """The repository's figures (at most ``cache_seconds`` old, never computed on the
-    request's path but the first) with the daemon's live figures of this instant."""
+    request's path but the first) with the daemon's live figures of this instant, and their
+    JSON: made once per change of either, shared by the requests in between."""
     figures, live = request.app[FIGURES], live_figures(request)
     process = request.app.get(STATUS_PROCESS)
-    status = await request.app[STATUS].get(
+    cache = request.app[STATUS]
+    status = await cache.get(
         (lambda: process.status(live))
         if process is not None
         else (lambda: asyncio.to_thread(figures.status, live))
     )
-    if live is None:
-        return status
-    now = live.get("now")
-    return {**status, "live": live, "now": status["now"] if now is None else float(now)}
+    return cache.shown.get((status, live), lambda: _merged(status, live))
+
+
+def _merged(status: dict[str, Any], live: dict[str, Any] | None) -> tuple[dict[str, Any], bytes]:
+    if live is not None:
+        now = live.get("now")
+        status = {**status, "live": live, "now": status["now"] if now is None else float(now)}
+    return status, json.dumps(status).encode()
+
+
+async def _status(request: web.Request) -> dict[str, Any]:
+    return (await _shown_status(request))[0]
 
 
 async def api_status(request: web.Request) -> web.Response:
-    return web.json_response(await _status(request))
+    return web.Response(body=(await _shown_status(request))[1], content_type="application/json")
 
 
 async def overview(request: web.Request) -> web.Response:
@@ -261,10 +273,13 @@ async def _query(request: web.Request) -> dict[str, Any]:
     if not folder.is_dir():
         return answer
     try:
-        results, more, last = await request.app[QUERIES].run(
-            folder, xpath, offset, limit, None if cursor is None else cursor[1]
+        results, more, last = await unless_gone(
+            lambda: request.transport is None or request.transport.is_closing(),
+            request.app[QUERIES].run(
+                folder, xpath, offset, limit, None if cursor is None else cursor[1]
+            ),
         )
-    except QueryFailed as error:
+    except (QueryFailed, QueryAbandoned) as error:  # an abandoned query's answer goes nowhere
         answer["error"] = str(error)
         return answer
     except QueryBusy as error:

@@ -9,6 +9,8 @@ and the dashboard call the same recipes.
   (§6.5–6.6), over the schedule recipe :func:`read_schedule`;
 * :class:`RankingPass` / :func:`rank_repository` — importance and interest (§5);
 * :class:`FetchListener` / :func:`restore_opic` — OPIC credited from the crawler's events;
+* :class:`PartOPIC` / :class:`PartOPICListener` — one crawl worker's part of OPIC (§4.1),
+  its cash for other parts sent through the store; :func:`cash_drift` checks the total;
 * :func:`recheck` / :class:`RecheckTask` — the LiveRank re-check, direct or in the daemon;
 * :class:`Checkpoint` — the daemon's memory saved in the store.
 """
@@ -16,6 +18,7 @@ and the dashboard call the same recipes.
 from xyleme.jobs.checkpoint import Checkpoint
 from xyleme.jobs.liverank_snapshot import RepositorySnapshot, load_snapshot
 from xyleme.jobs.opic import FetchListener, restore_opic
+from xyleme.jobs.opic_part import PartOPIC, PartOPICListener, PartStale, cash_drift, total_cash
 from xyleme.jobs.ranking import RankingPass, RepositoryRanking, provenance, rank_repository
 from xyleme.jobs.recheck import LivenessProbe, RecheckProgress, RecheckReport, recheck
 from xyleme.jobs.recheck_request import (
@@ -37,6 +40,9 @@ __all__ = [
     "FetchListener",
     "LivenessProbe",
     "NothingToRecheck",
+    "PartOPIC",
+    "PartOPICListener",
+    "PartStale",
     "RankingPass",
     "RecheckProgress",
     "RecheckReport",
@@ -47,6 +53,7 @@ __all__ = [
     "RepositorySnapshot",
     "Schedule",
     "SitemapQueue",
+    "cash_drift",
     "load_snapshot",
     "prepare",
     "progress_line",
@@ -59,4 +66,5 @@ __all__ = [
     "restore_opic",
     "summary",
     "summary_text",
+    "total_cash",
 ]

@@ -175,7 +175,13 @@ async def recheck(
 
 
 async def _ask(probe: LivenessProbe, url_id: int) -> Liveness:
-    """The probe's answer; a probe that raises (a bug of its own) gives UNKNOWN, logged."""
+    """The probe's answer; a probe that raises (a bug of its own) gives UNKNOWN, logged.
+
+    ``Exception`` is what "a bug" means here: a probe reports every failure it knows as an
+    answer, so anything it raises is unforeseen, and one page's bug must not end the pass.
+    Cancellation (``asyncio.CancelledError``), ``KeyboardInterrupt`` and ``SystemExit`` are
+    not ``Exception``: they pass through, and the pass ends (tests/test_recheck.py).
+    """
     try:
         return await probe.probe(url_id)
     except Exception as error:

@@ -5,24 +5,32 @@ acquisition as a real site does: HTML from Sphinx, Javadoc and MkDocs, XHTML ser
 HTML and as XML, DocBook 4 and 5, TEI, DITA, Mallard, SVG, feeds, sitemaps, DTDs off the
 scope, odd suffixes, every encoding case, redirects, 404s and resources. It knows its
 ground truth (the documents a faithful crawl reads, the true link matrix) and the rankings
-of that matrix computed without the ``ranking`` package. See ``docs/realsite.md``.
+of that matrix computed without the ``ranking`` package. It also computes the truth of any
+real folder served by a plain static server (:mod:`.folder`, :mod:`.static`) and writes a
+folder of the shapes real documentation trees have (:mod:`.realfolder`). See
+``docs/realsite.md``.
 
 Only the tests and the benchmarks import it; the daemon never does.
 """
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
-from xyleme.sitegen.crawl import crawl_with_daemon, top_overlap
+from xyleme.sitegen.crawl import DaemonCrawl, crawl_seeds, crawl_with_daemon, top_overlap
+from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
 from xyleme.sitegen.process import RealSiteProcess
 from xyleme.sitegen.rankings import importance, interest
+from xyleme.sitegen.realfolder import write_folder
 from xyleme.sitegen.server import Access, RealSiteServer, ServedSite
+from xyleme.sitegen.static import StaticProcess
 from xyleme.sitegen.truth import Truth, ground_truth, resolve
 
 __all__ = [
     "IDNA_HOST",
     "IDNA_PUNYCODE",
     "Access",
+    "DaemonCrawl",
     "Document",
+    "FolderTruth",
     "Link",
     "RealSiteProcess",
     "RealSiteServer",
@@ -30,13 +38,19 @@ __all__ = [
     "ServedSite",
     "Site",
     "SiteSpec",
+    "StaticProcess",
+    "StaticServer",
     "Truth",
     "build_site",
     "canonical",
+    "crawl_seeds",
     "crawl_with_daemon",
+    "folder_truth",
     "ground_truth",
     "importance",
     "interest",
+    "normal",
     "resolve",
     "top_overlap",
+    "write_folder",
 ]

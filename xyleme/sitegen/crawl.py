@@ -8,12 +8,14 @@ the XML, then one ranking pass runs. What it stored is read back by URL, so the 
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from aiohttp.abc import AbstractResolver
 
 from metadata import PAGE_TYPE_CODE, ManualClock, Metadata, PageType
 from xyleme.cli import create_repository
@@ -60,17 +62,36 @@ async def crawl_with_daemon(
     served: ServedSite, repository: Path, *, concurrency: int = 8
 ) -> DaemonCrawl:
     """Seed an empty repository with the site's seeds, crawl it whole, rank it."""
+    return await crawl_seeds(
+        served.site.seeds,
+        scope_for(served),
+        repository,
+        resolver=served.resolver(),
+        concurrency=concurrency,
+    )
+
+
+async def crawl_seeds(
+    seeds: list[str],
+    scope: list[str],
+    repository: Path,
+    *,
+    resolver: AbstractResolver | None = None,
+    concurrency: int = 8,
+    page_budget: int | None = None,
+) -> DaemonCrawl:
+    """Seed an empty repository, crawl from ``seeds`` within ``scope`` until nothing is left
+    (or ``page_budget`` pages a host), rank, and read back what the daemon made of it."""
     create_repository(repository)
     with Metadata.open(repository / "metadata.db") as md:
-        RepositoryTarget(md).add_seeds(served.site.seeds)
-    daemon = Daemon(
-        repository,
-        _config(Config(), scope_for(served), concurrency),
-        clock=ManualClock(EPOCH),
-        resolver=served.resolver(),
-    )
+        RepositoryTarget(md).add_seeds(seeds)
+    config = _config(Config(), scope, concurrency)
+    if page_budget is not None:
+        config = config.replace("crawler", host_page_budget=page_budget)
+    daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=resolver)
     daemon.open()
     outcome = DaemonCrawl()
+    gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
     try:
         start = time.perf_counter()
         queue_unread(daemon.md, daemon.crawler)
@@ -80,6 +101,7 @@ async def crawl_with_daemon(
         outcome.seconds = time.perf_counter() - start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
     finally:
+        gc.unfreeze()
         daemon.close()
     return outcome
 

@@ -1,0 +1,161 @@
+"""A crawl worker's queue fed from the store's claims (issue 20, docs/scaleout.md).
+
+The worker's crawler never queues a link it finds (``Crawler.follows_links`` is off): every
+page it fetches is one it claimed. :meth:`ClaimFeed.feed`, run every few tenths of a second,
+ends the claims of the pages whose fetch is committed (``Metadata.finish_claims``: the page
+is then due only when the coordinator's refresh pass plans it), and when fewer than half a
+batch are outstanding, claims a batch of its part's due pages (most overdue first) and queues
+them: a page read before as a refresh (level 1, fetched conditionally with the validators
+the store holds), one never read at the scouting level (3) as the daemon queues its unread
+pages (it has no validators: looking them up would cost a round trip to the store per page,
+on the event loop). A page the crawler refuses (out of scope, a trap) is postponed a time
+unit rather than claimed again at once. The leases of the pages still waiting in the queue
+are renewed at each heartbeat (:meth:`ClaimFeed.renew`); a clean stop gives them back
+(:meth:`ClaimFeed.release`), a ``kill -9`` lets them run out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import numpy as np
+
+from metadata import Clock, Metadata
+from xyleme import signals
+from xyleme.crawler import Crawler, CrawlEvent, Level
+
+log = logging.getLogger(__name__)
+
+
+class ClaimFeed:
+    """Claims of part ``part`` of ``parts`` taken as ``name``, ``batch`` pages at a time for
+    ``lease_s`` wall-clock seconds; ``postpone_s`` simulated seconds for a refused page."""
+
+    def __init__(
+        self,
+        md: Metadata,
+        crawler: Crawler,
+        clock: Clock,
+        name: str,
+        part: tuple[int, int],
+        *,
+        batch: int,
+        lease_s: float,
+        postpone_s: float,
+    ) -> None:
+        self.md = md
+        self.crawler = crawler
+        self.clock = clock
+        self.name = name
+        self.part, self.parts = part
+        self.batch = batch
+        self.lease_s = lease_s
+        self.postpone_s = postpone_s
+        self.outstanding: set[int] = set()
+        """Pages claimed and not yet ended: queued, in flight, or waiting for their commit."""
+        self.read = 0
+        """Fetches committed since the worker started (reads, failures, dead pages)."""
+        self.claimed = 0
+        self._done: list[int] = []
+        self.paused = False
+        """Set while the operator pauses fetching (``xyleme pause``): no claim is taken."""
+        self._turn = asyncio.Lock()  # one look at a time: a give-back never races a claim
+        self.running_low = asyncio.Event()
+        """Set when fewer than half a batch of claimed pages wait: look now, not at the
+        next tick (a page found is then fetched a commit and a claim after its finding)."""
+        for signal in (signals.page_fetched, signals.page_failed, signals.page_dead):
+            crawler.signals.connect(signal, self._committed)
+
+    def _committed(self, event: CrawlEvent) -> None:
+        """A fetch is committed: its claim ends at the next :meth:`feed`."""
+        self.read += 1
+        if event.result.url_id in self.outstanding:
+            self._done.append(event.result.url_id)
+            if len(self.outstanding) - len(self._done) < self.batch // 2:
+                self.running_low.set()
+
+    async def feed(self) -> None:
+        """End the committed pages' claims, then claim and queue more if the queue runs low."""
+        async with self._turn:
+            self.running_low.clear()
+            await self.finish()
+            if not self.paused:
+                await self._claim()
+
+    async def give_back(self) -> int:
+        """End the committed pages' claims and give the others back (the crawler stopped:
+        a pause); how many were given back."""
+        async with self._turn:
+            return await asyncio.to_thread(self.release)
+
+    async def _claim(self) -> None:
+        room = self.batch - len(self.outstanding)
+        if room < max(1, self.batch // 2):
+            return
+        now = self.clock.now()
+        url_ids = await asyncio.to_thread(
+            self.md.claim_due,
+            self.part,
+            self.parts,
+            self.name,
+            limit=room,
+            due_by=now,
+            lease_s=self.lease_s,
+        )
+        if url_ids:
+            self.claimed += len(url_ids)
+            self.outstanding.update(url_ids)
+            await self._queue(url_ids, now)
+
+    async def finish(self) -> int:
+        """End the claims of the pages whose fetch is committed; how many."""
+        done, self._done = self._done, []
+        if not done:
+            return 0
+        await asyncio.to_thread(self.md.finish_claims, done, self.name)
+        self.outstanding.difference_update(done)
+        return len(done)
+
+    async def _queue(self, url_ids: list[int], now: float) -> None:
+        pages = await asyncio.to_thread(self.md.claimed_pages, url_ids)
+        refused = [url_id for url_id, url, _ in pages if self.crawler.link_refusal(url)]
+        gone = set(url_ids) - {url_id for url_id, _, _ in pages}
+        refused_set = set(refused)
+        levels: dict[int, list[int]] = {Level.REFRESH: [], Level.SCOUTING: []}
+        for url_id, _, read in pages:
+            if url_id not in refused_set:
+                levels[Level.REFRESH if read else Level.SCOUTING].append(url_id)
+        batches = [
+            (np.asarray(ids, dtype=np.int64), level, np.zeros(len(ids)))
+            for level, ids in levels.items()
+            if ids
+        ]
+        if batches:
+            await self.crawler.submit_plan(batches)
+        later = [*refused, *gone]  # looked at again a unit later (the scope may widen)
+        if refused:
+            log.info("%d claimed pages refused by the scope: postponed a time unit", len(refused))
+        if later:
+            await asyncio.to_thread(
+                self.md.finish_claims, later, self.name, not_before=now + self.postpone_s
+            )
+            self.outstanding.difference_update(later)
+
+    async def renew(self) -> None:
+        """Extend the leases of the pages still outstanding (at each heartbeat)."""
+        if self.outstanding:
+            until = time.time() + self.lease_s
+            await asyncio.to_thread(self.md.renew_claims, list(self.outstanding), self.name, until)
+
+    def release(self) -> int:
+        """At a clean stop, after the crawler's last commit: end the committed pages' claims
+        and give the others back (still due, the next worker of the part claims them)."""
+        done, self._done = self._done, []
+        if done:
+            self.md.finish_claims(done, self.name)
+            self.outstanding.difference_update(done)
+        released = self.md.release_claims(list(self.outstanding), self.name)
+        self.outstanding.clear()
+        return released

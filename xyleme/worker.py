@@ -1,0 +1,370 @@
+"""One crawl worker of a store shared by several (``xyleme worker --part I/N``, issue 20).
+
+Worker I of N owns the hosts whose stable hash is I modulo N (``conventions.host_hash``):
+their politeness and robots.txt live in this process only. It claims its part's due pages
+from the store (:mod:`xyleme.claim_feed`), fetches them, loads the XML, and writes in
+batches like the single-process daemon (same crawler, same loader); the links it finds are
+stored, never queued here, and their part's owner claims them. Every ``heartbeat_s`` it
+writes its row of the ``workers`` table (``xyleme status``, the dashboard), renews its
+leases and saves its hosts' facts (``xyleme hosts``). SIGTERM stops it cleanly (in-flight
+fetches committed, its claims given back); after a ``kill -9`` nothing it committed is lost
+and its claims come back once their leases end (docs/scaleout.md).
+
+The refresh and ranking passes are the coordinator's (:mod:`xyleme.coordinator`). Each worker
+writes its own archive (``archive/part-I-of-N/``) and spools its large bodies in its own
+folder, so workers on one machine never touch each other's files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from loader import iso
+from metadata import Heartbeat, Metadata, MetadataError, target_of, write_host_stats
+from ranking.opic import OPICError
+from xyleme import commands
+from xyleme.archive import Archive
+from xyleme.claim_feed import ClaimFeed
+from xyleme.commands import is_paused
+from xyleme.config import Config
+from xyleme.crawler import Crawler
+from xyleme.jobs import PartOPIC, PartOPICListener
+from xyleme.loading import LoaderSink
+from xyleme.periodic import PeriodicJobs
+from xyleme.scope_config import check_start
+from xyleme.status import restore_clock
+from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
+from xyleme.workers import Workers, spooled_settings
+
+log = logging.getLogger(__name__)
+
+DATABASE = "metadata.db"
+
+
+def parse_part(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``, 0 ≤ I < N; a clear ValueError otherwise.
+
+    >>> parse_part("1/4")
+    (1, 4)
+    >>> parse_part("3/2")
+    Traceback (most recent call last):
+    ...
+    ValueError: --part 3/2: the part I must be 0 to N-1 (0 to 1 here)
+    """
+    head, slash, tail = str(text).strip().partition("/")
+    if not slash or not head.strip().isdigit() or not tail.strip().isdigit():
+        raise ValueError(f"--part {text}: write it I/N, worker I of N, e.g. 0/2 and 1/2")
+    part, parts = int(head), int(tail)
+    if parts < 1:
+        raise ValueError(f"--part {text}: N, the number of workers, must be at least 1")
+    if part >= parts:
+        raise ValueError(f"--part {text}: the part I must be 0 to N-1 (0 to {parts - 1} here)")
+    return part, parts
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker claims and beats (``xyleme worker``'s options)."""
+
+    part: int
+    parts: int
+    batch: int = 1000
+    """pages claimed at once (a new batch is claimed when fewer than half are left)"""
+    lease_s: float = 300.0
+    """wall-clock seconds a claim lasts unless renewed: how long a killed worker's hosts
+    wait before another start of its part claims them again"""
+    heartbeat_s: float = 2.0
+    """wall-clock seconds between two heartbeats (row, leases, hosts' facts)"""
+    feed_s: float = 0.2
+    """wall-clock seconds between two looks at the queue (claims ended, more claimed)"""
+
+
+def worker_name(part: int, parts: int) -> str:
+    """This process's name in the store: machine, pid and part (unique while it lives)."""
+    return f"{socket.gethostname()}:{os.getpid()}:part-{part}-of-{parts}"
+
+
+def replace_earlier_workers(md: Metadata, part: int, parts: int) -> None:
+    """Remove the rows of the earlier workers of this part (a restart replaces them), or
+    refuse to start beside one that still lives: one that beats, unless it is a process of
+    this machine that is gone (a ``kill -9`` a moment ago)."""
+    here = socket.gethostname()
+    for row in md.workers():
+        if row["role"] != "worker" or (row["part"], row["parts"]) != (part, parts):
+            continue
+        gone = row["host"] == here and not process_alive(int(row["pid"]))
+        if row["state"] != "stopped" and not row["stale"] and not gone:
+            raise MetadataError(
+                f"part {part}/{parts} is already crawled by {row['name']} "
+                f"(heartbeat {row['age']:.0f} s ago): one worker per part"
+            )
+        md.forget_worker(row["name"])
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine has this pid (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
+class WorkerOPIC:
+    """The worker's part of OPIC (OPIC §4.1, :mod:`xyleme.jobs.opic_part`): credited on
+    each committed fetch of its part, its transfers and checkpoint flushed through the store
+    every ``every_s`` seconds and at the stop. A flush is one short transaction run on the
+    event loop, the thread that credits the reads (a flush in another thread would race
+    them); the pages' ``opic_cash``/``opic_importance`` columns, most of a flush's cost, are
+    written every ``SCORES_EVERY`` flushes and at the stop."""
+
+    SCORES_EVERY = 10
+
+    def __init__(self, md: Metadata, config: Config, crawler: Crawler, part: int, parts: int):
+        self.md = md
+        self.part = PartOPIC.restore(md, part, parts, config.opic)
+        PartOPICListener(self.part, md, events=crawler.signals)
+        self.flushes = 0
+
+    def flush(self, *, last: bool = False) -> None:
+        """Send the outbox, take this part's transfers, commit the checkpoint. A failed flush
+        leaves the part's memory ahead of the store (:class:`~xyleme.jobs.PartStale`): the
+        worker stops with the reason and its restart restores the part, as after a crash."""
+        self.flushes += 1
+        self.part.flush(self.md, scores=last or self.flushes % self.SCORES_EVERY == 0)
+
+
+class CrawlWorker:
+    """One worker process on ``repository`` with ``config`` and ``settings``; ``resolver``
+    resolves names for its crawler (the simulated web's in the tests and the benchmark)."""
+
+    def __init__(
+        self,
+        repository: Path,
+        config: Config,
+        settings: WorkerSettings,
+        *,
+        resolver: Any = None,
+    ) -> None:
+        self.repository = repository
+        self.config = config
+        self.settings = settings
+        self.resolver = resolver
+        self.name = worker_name(settings.part, settings.parts)
+        self.started = time.time()
+        self.md: Metadata | None = None
+        self.failure: str | None = None
+        self.periodic = PeriodicJobs(on_disk_full=self.stop)
+        self._stop: asyncio.Event | None = None
+        self._last_beat = (self.started, 0)
+
+    def open(self) -> None:
+        """Open the store, refuse a part another live worker runs, build the parts."""
+        config, settings, repository = self.config, self.settings, self.repository
+        part, parts = settings.part, settings.parts
+        if target_of(repository / DATABASE).path is not None:
+            raise MetadataError(
+                f"{repository}: its metadata is an SQLite file; several workers share a "
+                "PostgreSQL store (`xyleme init --db postgresql://…`, docs/scaleout.md). "
+                "On SQLite run `xyleme run` without --workers"
+            )
+        md = Metadata.open(repository / DATABASE, settings=config.metadata)
+        try:
+            replace_earlier_workers(md, part, parts)
+            scope = check_start(config, commands.stored_seeds(md))
+        except BaseException:
+            md.close()
+            raise
+        self.md = md
+        self.clock = clock = restore_clock(md, config.clock.speed, time.time())
+        md.clock = clock
+        folder = f"part-{part}-of-{parts}"
+        archive = config.archive
+        info = {"isPartOf": repository.resolve().name}
+        self.archive = Archive(repository / archive.folder / folder, archive, clock, info)
+        self.archive.open()
+        spool = Path(config.crawler.spool_dir or repository / config.paths.spool) / folder
+        crawler_settings = spooled_settings(replace(config.crawler, spool_dir=str(spool)), spool)
+        self.crawler = crawler = Crawler(
+            md,
+            crawler_settings,
+            scope,
+            clock=clock,
+            resolver=self.resolver,
+            exchanges=self.archive if self.archive.active else None,
+            sink_for=lambda made: LoaderSink(
+                repository / config.paths.documents, md, made, clock, config.loader
+            ),
+        )
+        crawler.follows_links = False  # found links are stored; their part's owner claims them
+        crawler.commits_in_thread = True  # PostgreSQL's round trips: the fetchers go on
+        self.sink = crawler.sink
+        self.fetching = Workers(crawler)  # the crawler's run, stopped by a pause
+        self.opic = WorkerOPIC(md, config, crawler, settings.part, settings.parts)
+        self.feed = ClaimFeed(
+            md,
+            crawler,
+            clock,
+            self.name,
+            (part, parts),
+            batch=settings.batch,
+            lease_s=settings.lease_s,
+            postpone_s=config.clock.time_unit,
+        )
+        self._write_heartbeat()
+        log.info(
+            "worker %s started: part %d of %d, simulated time %s, lease %g s",
+            self.name,
+            part,
+            parts,
+            iso(clock.now()),
+            settings.lease_s,
+        )
+
+    async def run(self) -> None:
+        """Crawl the part until SIGTERM/SIGINT or :meth:`stop`; :class:`DaemonStopped` when
+        it stopped on an error (the CLI exits non-zero)."""
+        self._stop = asyncio.Event()
+        with stopping_on_signals(self.stop):
+            self.open()
+            feeding = None
+            try:
+                await self._follow_pause()
+                feeding = asyncio.create_task(self._feeding(), name="claims")
+                self.periodic.start(self._jobs())
+                await self._stop.wait()
+            finally:
+                self._stop.set()
+                self.periodic.pause()
+                if feeding is not None:
+                    await feeding  # its last look ends; no claim after it
+                await self.fetching.stop()
+                await self.periodic.shutdown()
+                self.close()
+        if self.failure is not None:
+            raise DaemonStopped(self.failure)
+
+    def stop(self, failure: str | None = None) -> None:
+        """Ask :meth:`run` to stop (``failure`` says why, if it is an error)."""
+        self.failure = first_failure(self.failure, failure)
+        if self._stop is not None:
+            self._stop.set()
+
+    def close(self) -> None:
+        """After the crawler's last commit: claims ended or given back, the row marked
+        stopped, the loader, archive and store closed."""
+        if self.md is None:
+            return
+        try:
+            self._last_opic_flush()
+            released = self.feed.release()
+            self._write_heartbeat(state="stopped")
+            log.info("worker %s stopped: %d claims given back", self.name, released)
+        finally:
+            self.archive.close_now()
+            self.sink.close()
+            self.md.close()
+            self.md = None
+
+    async def _feeding(self) -> None:
+        """The claims' loop: a look every ``feed_s``, or as soon as the queue runs low (one
+        at a time; a failure is logged and the next look tries again, a full disk stops the
+        worker) until the stop."""
+        while not self._stop.is_set():
+            await self.periodic.run(self.feed.feed, "claims")
+            woken = [asyncio.ensure_future(self._stop.wait())]
+            woken.append(asyncio.ensure_future(self.feed.running_low.wait()))
+            await asyncio.wait(
+                woken, timeout=self.settings.feed_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            for waiter in woken:
+                waiter.cancel()
+
+    def _jobs(self) -> list[tuple[str, Any, float]]:
+        unit_s = self.clock.real_seconds(self.config.clock.time_unit)
+        return [
+            ("heartbeat", self.beat, self.settings.heartbeat_s),
+            ("opic_flush", self._flush_opic, self.settings.heartbeat_s),
+            ("expire_waiting", self.sink.expire_waiting, max(1.0, unit_s)),
+        ]
+
+    async def _follow_pause(self) -> None:
+        """Fetch, or not, as ``xyleme pause`` / ``resume`` stored it (the workers have no
+        command table: they read the store's flag at each heartbeat). A pause stops the
+        crawler (in-flight fetches committed) and gives its claims back."""
+        paused = await asyncio.to_thread(is_paused, self.md)
+        if paused and not self.feed.paused:
+            log.info("paused (`xyleme pause`): fetching stops, claims given back")
+            self.feed.paused = True
+            await self.fetching.stop()
+            await self.feed.give_back()
+        elif not paused and not self.fetching.running:
+            if self.feed.paused:
+                log.info("resumed (`xyleme resume`): fetching again")
+            self.feed.paused = False
+            self.fetching.start()
+
+    async def _flush_opic(self) -> None:
+        try:
+            self.opic.flush()
+        except (MetadataError, OPICError) as error:  # restart from what the store holds
+            log.error("OPIC flush of part %d failed: %s", self.settings.part, error)
+            self.stop(f"OPIC flush failed ({error}); the restart restores the part")
+
+    def _last_opic_flush(self) -> None:
+        """The stop's flush, scores included (after the crawler's last commit)."""
+        try:
+            self.opic.flush(last=True)
+        except (MetadataError, OPICError) as error:  # its reads are credited again later
+            log.error("OPIC's last flush of part %d failed: %s", self.settings.part, error)
+
+    async def beat(self) -> None:
+        """The heartbeat: pause followed, leases renewed, the row written, the hosts'
+        facts saved."""
+        await self._follow_pause()
+        await self.feed.renew()
+        hosts = self.crawler.host_snapshot()
+        await asyncio.to_thread(self._write_heartbeat)
+        await asyncio.to_thread(write_host_stats, self.md, hosts, self.clock.now())
+
+    def _write_heartbeat(self, state: str | None = None) -> None:
+        now = time.time()
+        read = self.feed.read
+        then, before = self._last_beat
+        rate = (read - before) / (now - then) if now > then else 0.0
+        self._last_beat = (now, read)
+        settings = self.settings
+        self.md.heartbeat(
+            Heartbeat(
+                self.name,
+                "worker",
+                settings.part,
+                settings.parts,
+                os.getpid(),
+                socket.gethostname(),
+                self.crawler.frontier.hosts,
+                read,
+                rate,
+                self.started,
+                state or ("paused" if self.feed.paused else "running"),
+            ),
+            now=now,
+        )
+
+
+def run_worker(repository: Path, config: Config, settings: WorkerSettings, **options: Any) -> None:
+    """Run one worker in a fresh event loop until it stops (``xyleme worker``)."""
+    asyncio.run(CrawlWorker(repository, config, settings, **options).run())
