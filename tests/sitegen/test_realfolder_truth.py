@@ -1,6 +1,6 @@
 """The truth of a folder served by ``http.server`` (xyleme.sitegen.folder), from the files.
 
-The truth is what bench_folder.py and tests/test_realfolder_crawl.py measure the daemon
+The truth is what bench_folder.py and tests/sitegen/test_realfolder_crawl.py measure the daemon
 against, so its rules are checked here against the real server's answers and by hand.
 """
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
+
 pytest.importorskip("distributed")
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_rank.py"
+BENCH = ROOT / "benchmarks" / "bench_rank.py"
 
 
 def test_the_cluster_row_alone_reports_both_rankings_in_both_modes(tmp_path):

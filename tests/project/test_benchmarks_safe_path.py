@@ -5,11 +5,12 @@ child's first ``sys.path`` entry is ``benchmarks/`` (a script) or the working fo
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+from tests.paths import ROOT
+
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
 
 
 def _is_sys_executable(node: ast.AST) -> bool:

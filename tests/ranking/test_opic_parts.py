@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -28,12 +27,12 @@ from metadata import (
     StoreError,
 )
 from ranking.opic import VIRTUAL, ForeignPage, OPICPart, OPICSettings
+from tests.paths import ROOT
 from tests.stores import in_threads
 from xyleme import signals
 from xyleme.jobs import PartOPIC, PartOPICListener, PartStale, cash_drift, total_cash
 from xyleme.jobs.opic_part import part_key
 
-ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = OPICSettings(window="full")  # the paper's static OPIC: Theorem 2.1's estimates
 CONSERVED = 1e-9  # the issue's bound on the relative total-cash error
 
