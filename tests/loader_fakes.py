@@ -1,6 +1,6 @@
 """Helpers of the loader's tests: in-memory stand-ins for its neighbours, and the CLI runner.
 
-They follow docs/interfaces.md so the loader is tested on its own; tests/test_loader_metadata
+They follow docs/interfaces.md so the loader is tested on its own; tests/loader/test_loader_metadata
 checks the same flows against the real ``metadata.Metadata`` once it exists.
 """
 

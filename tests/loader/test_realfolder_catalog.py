@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_loader_catalog import SITE, make_loader
-
 from loader import Check, LoadOutcome
 from loader.catalog import Catalog
+from tests.loader.test_loader_catalog import SITE, make_loader
 from tests.loader_fakes import FakeFetcher, FakeMetadata
 
 SYSTEM = "http://publisher.test/dtd/4.1.2/book.dtd"

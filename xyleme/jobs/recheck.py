@@ -180,7 +180,7 @@ async def _ask(probe: LivenessProbe, url_id: int) -> Liveness:
     ``Exception`` is what "a bug" means here: a probe reports every failure it knows as an
     answer, so anything it raises is unforeseen, and one page's bug must not end the pass.
     Cancellation (``asyncio.CancelledError``), ``KeyboardInterrupt`` and ``SystemExit`` are
-    not ``Exception``: they pass through, and the pass ends (tests/test_recheck.py).
+    not ``Exception``: they pass through, and the pass ends (tests/refresh/test_recheck.py).
     """
     try:
         return await probe.probe(url_id)
