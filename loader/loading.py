@@ -408,7 +408,15 @@ class Loader:
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there
         self._unpark(url_id, state)
-        return LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
+        return LoadResult(
+            url_id,
+            LoadOutcome.STORED,
+            number,
+            md5,
+            validity,
+            notes=notes,
+            sitemaps=tuple(collector.sitemaps),
+        )
 
     def _as_file(self, url_id: int, body: Body) -> Path:
         """A large body kept in memory is parked on disk first so it can be streamed."""

@@ -63,6 +63,7 @@ class LinkAdmission:
         *,
         referrer: int | None = None,
         reload: bool = False,
+        sitemap: bool = False,
     ) -> bool:
         """Queue a URL (or a known URL-Id) at a level, ordered in it by ``score`` (higher first).
 
@@ -70,19 +71,21 @@ class LinkAdmission:
         the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
         recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
         An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
-        ``reload`` reads the page for the loader even if unchanged (``Request.reload``).
+        ``reload`` reads the page for the loader even if unchanged (``Request.reload``);
+        ``sitemap`` reads it as a sitemap the site names, never refused by its suffix
+        (``Request.sitemap``).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
             return self._admit(
-                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload
+                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload, sitemap
             )
         try:
             url = canonicalize_url(url_or_id)
         except InvalidURL as error:
             self._reject_now(url_or_id, error.reason, referrer)
             return False
-        return self._admit(url, None, level, score, referrer, reload)
+        return self._admit(url, None, level, score, referrer, reload, sitemap)
 
     async def submit_plan(self, batches: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> int:
         """Queue a refresh plan, ``(url_ids, level, scores)`` per batch, in one call.
@@ -113,9 +116,10 @@ class LinkAdmission:
         score: float,
         referrer: int | None,
         reload: bool,
+        sitemap: bool = False,
     ) -> bool:
         """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then)."""
-        refusal = self._refusal(url, dependency=level == Level.DEPENDENCY)
+        refusal = self._refusal(url, any_suffix=level == Level.DEPENDENCY or sitemap)
         if refusal is not None:
             self._reject_now(url, refusal, referrer)
             return False
@@ -128,6 +132,7 @@ class LinkAdmission:
             referrer=referrer,
             dependency=level == 0,
             reload=reload,
+            sitemap=sitemap,
         )
         return self.frontier.push(request)
 
@@ -157,7 +162,7 @@ class LinkAdmission:
             canonical = canonicalize_url(url)
         except InvalidURL:
             return False  # no URL-Id: nothing can wait on it
-        refusal = self._refusal(canonical, dependency=True)
+        refusal = self._refusal(canonical, any_suffix=True)
         if refusal is not None and self._lane is not None:
             # The loader may not have written the URL-Id its documents wait on yet (it asks
             # mid-load): the id is made here, and the lane serves the failure after that load.
@@ -165,10 +170,11 @@ class LinkAdmission:
             self._lane.fail(url_id, canonical, refusal)  # its waiting documents load now
         return False
 
-    def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
-        """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
+    def _refusal(self, url: str, *, any_suffix: bool = False) -> str | None:
+        """Why a canonical URL is not fetched (scope, trap shape, suffix), or None; the
+        suffix list (links to media) spares ``any_suffix``: a dependency, a named sitemap."""
         reason = self.scope.refusal(url) or self._traps.refusal(url)
-        if reason is None and not dependency:
+        if reason is None and not any_suffix:
             reason = self._suffixes.refusal(url)
         return reason
 
@@ -275,6 +281,8 @@ class LinkAdmission:
         """
         for retried in result.retried:
             self._loaded(retried, depth)
+        for sitemap in result.sitemaps:  # a sitemap index's entries: sitemaps, read as such
+            self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
         if depth >= self.settings.max_scout_depth:
