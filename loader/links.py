@@ -143,7 +143,7 @@ class LinkCollector:
 
     @property
     def sitemaps(self) -> list[str]:
-        """A sitemap index's entries: fetched as sitemaps, not followed as links."""
+        """A sitemap index's entries (links too): the crawler fetches them as sitemaps."""
         return list(self._sitemaps)
 
     @property
@@ -279,10 +279,11 @@ class LinkCollector:
             )
             return
         self._sitemap_urls += 1
-        if not self._sitemap_index:
-            self._add_link(self._base_of(node), node.text)
-        elif node.text and (url := self._resolve(self._base_of(node), node.text.strip())):
-            self._sitemaps.setdefault(url, None)
+        self._add_link(self._base_of(node), node.text)
+        if self._sitemap_index and node.text:
+            url = self._resolve(self._base_of(node), node.text.strip())
+            if url:
+                self._sitemaps.setdefault(url, None)
 
     def _schema_pairs(self, base: str, value: str) -> None:
         words = value.split()

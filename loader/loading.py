@@ -403,6 +403,7 @@ class Loader:
             NewVersion(url_id, url, body, md5, fetched_at, validity),
             collector.links,
             collector.dependencies,
+            collector.sitemaps,
         )
         self._mark_loaded(url_id, state, f"version {number}, {validity.verdict}", always=True)
         if isinstance(body, Path):

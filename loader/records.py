@@ -34,8 +34,8 @@ class LoadResult:
     """For a stored document: its ``links`` children, ``(URL-Id, canonical URL)`` each (the
     links the crawl admits), so the crawler scouts them without reading them back."""
     sitemaps: tuple[str, ...] = ()
-    """For a stored sitemap index: its entries (``<sitemap><loc>``), which the crawler
-    fetches as sitemaps (not as links, so the suffix deny list does not refuse them)."""
+    """For a stored sitemap index: its entries (``<sitemap><loc>``), children too, which the
+    crawler fetches as sitemaps (the suffix deny list does not refuse them)."""
     dependencies: int = 0
     waiting_for: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()

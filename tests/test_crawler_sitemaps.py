@@ -65,7 +65,10 @@ async def test_gzip_text_and_indexed_sitemaps_named_by_robots_are_all_read(site,
         assert md.status(sitemap.url_id)[0] is LoadStatus.LOADED, path
     assert md.page_by_url(url("a.test", "/sitemap.txt")).page_type is PageType.RESOURCE
     assert crawler.stats.rejected[SITEMAP_JUNK] == 1
+    indexed = md.page_by_url(url("a.test", "/part.xml.gz")).url_id
+    assert indexed in md.children(md.page_by_url(url("a.test", "/index.xml")).url_id).tolist()
     rejected = {entry.url: entry.reason for entry in md.rejected()}
+    assert url("a.test", "/part.xml.gz") not in rejected  # an index's entry is a sitemap
     assert rejected[url("a.test", "/x.tar.gz")] == "suffix .gz: binary media"
     assert "http://elsewhere.example/out" in rejected  # out of scope, as any link
     assert not any(hit.path == "/x.tar.gz" for hit in site.hits)

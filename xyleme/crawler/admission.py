@@ -178,9 +178,12 @@ class LinkAdmission:
             reason = self._suffixes.refusal(url)
         return reason
 
-    def link_refusal(self, url: str) -> str | None:
+    def link_refusal(self, url: str, *, sitemap: bool = False) -> str | None:
         """Why a canonical link is not followed (scope, trap shape, suffix), or None: the
-        loader's admission of XML links, the same as an HTML link's (thread-safe)."""
+        loader's admission of XML links, the same as an HTML link's (thread-safe); a
+        ``sitemap`` a sitemap index names is spared the suffix list."""
+        if sitemap:
+            return self._refusal(url, any_suffix=True)
         return self._link_refusal(url)
 
     def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
@@ -281,8 +284,10 @@ class LinkAdmission:
         """
         for retried in result.retried:
             self._loaded(retried, depth)
-        for sitemap in result.sitemaps:  # a sitemap index's entries: sitemaps, read as such
-            self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
+        sitemaps = _canonical_set(result.sitemaps)  # a sitemap index's entries: sitemaps
+        for sitemap in sitemaps:
+            if sitemap not in self.seen:
+                self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
         if depth >= self.settings.max_scout_depth:
@@ -290,6 +295,8 @@ class LinkAdmission:
         follow: list[tuple[int, str]] = []
         refused: list[tuple[str, str, int | None]] = []
         for child in result.children:  # the loader's admitted links: (URL-Id, URL)
+            if child[1] in sitemaps:
+                continue  # submitted above
             reason = self._link_refusal(child[1])
             if reason is None:
                 follow.append(child)
@@ -299,3 +306,14 @@ class LinkAdmission:
         self.metadata.reject_many(refused)
         urls, ids = [url for _, url in follow], [url_id for url_id, _ in follow]
         self._scout(urls, result.url_id, depth, ids)
+
+
+def _canonical_set(urls: Sequence[str]) -> set[str]:
+    """The canonical forms of ``urls`` (an invalid one is left out: the loader recorded it)."""
+    found = set()
+    for url in urls:
+        try:
+            found.add(canonicalize_url(url))
+        except InvalidURL:
+            continue
+    return found
