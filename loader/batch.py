@@ -106,7 +106,7 @@ class PendingWrites:
         new: NewVersion,
         links: list[str],
         dependencies: list[str],
-        sitemaps: list[str] = (),
+        sitemaps: Iterable[str] = (),
     ) -> None:
         """A stored version and its links; ``sitemaps``, the links an index names as
         sitemaps, are admitted as such (:class:`LinkAdmission`)."""
