@@ -284,10 +284,12 @@ class LinkAdmission:
         """
         for retried in result.retried:
             self._loaded(retried, depth)
-        sitemaps = _canonical_set(result.sitemaps)  # a sitemap index's entries: sitemaps
-        for sitemap in sitemaps:
-            if sitemap not in self.seen:
-                self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
+        # A stored sitemap index (new or changed) has its entries read, as sitemaps, once a
+        # run (two indexes that list each other and change at each read make no loop).
+        sitemaps = _canonical_set(result.sitemaps)
+        for sitemap in sitemaps - self._indexed_sitemaps:
+            self._indexed_sitemaps.add(sitemap)
+            self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
         if depth >= self.settings.max_scout_depth:
