@@ -176,6 +176,7 @@ class ResultWriter:
                 redirects=(*request.redirects, request.url),
                 dependency=request.dependency,
                 reload=request.reload,
+                sitemap=request.sitemap,
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
