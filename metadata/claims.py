@@ -24,10 +24,11 @@ from collections.abc import Iterable
 from metadata.store import Store, chunked, marks
 
 
-def _claim_sql(skip_locked: str) -> str:
+def _claim_sql(skip_locked: str, among: str = "") -> str:
     # ?1 worker, ?2 lease end, ?3 parts, ?4 part, ?5 now (wall), ?6 due by (repository
-    # clock), ?7 limit. Due: a next refresh at or before ?6, or never read and discovered by
-    # then; dead pages and redirects are never due.
+    # clock), ?7 limit; ``among`` narrows the pages (``AND id IN (…)``, its ids ?8, ?9…).
+    # Due: a next refresh at or before ?6, or never read and discovered by then; dead pages
+    # and redirects are never due.
     return f"""
 UPDATE pages SET claimed_by = ?1, claimed_until = ?2
 WHERE id IN (
@@ -35,6 +36,7 @@ WHERE id IN (
   WHERE host_hash % ?3 = ?4 AND coalesce(claimed_until, 0) <= ?5
     AND type <> 'DEAD' AND redirect_to IS NULL
     AND coalesce(next_refresh, CASE WHEN last_access IS NULL THEN discovered_at END) <= ?6
+    {among}
   ORDER BY coalesce(next_refresh, discovered_at), id
   LIMIT ?7{skip_locked})
 RETURNING id
@@ -70,6 +72,39 @@ class Claims(Store):
                 (worker, now + lease_s, parts, part, now, due_by, limit),
             ).fetchall()
         return sorted(row[0] for row in rows)
+
+    def claim_pages(
+        self,
+        url_ids: Iterable[int],
+        part: int,
+        parts: int,
+        worker: str,
+        *,
+        limit: int,
+        due_by: float,
+        lease_s: float,
+        now: float | None = None,
+    ) -> list[int]:
+        """:meth:`claim_due` among ``url_ids`` only: a worker claims the links it just found
+        on its own part's hosts in the transaction that records them, and queues them at once
+        (the daemon queues its links without a round trip through the store either). The
+        others (another part's, another worker's, not due) are left alone."""
+        if not 0 <= part < parts:
+            raise ValueError(f"part {part} is not in 0..{parts - 1}")
+        if lease_s <= 0:
+            raise ValueError("lease_s must be positive")
+        now = time.time() if now is None else now
+        wanted = list(dict.fromkeys(int(i) for i in url_ids))
+        claimed: list[int] = []
+        with self._write() as conn:
+            for chunk in chunked(wanted, 900):
+                if len(claimed) >= limit:
+                    break
+                among = ", ".join(f"?{8 + k}" for k in range(len(chunk)))
+                sql = _claim_sql(self.dialect.skip_locked, f"AND id IN ({among})")
+                params = (worker, now + lease_s, parts, part, now, due_by, limit - len(claimed))
+                claimed += (row[0] for row in conn.execute(sql, (*params, *chunk)).fetchall())
+        return sorted(claimed)
 
     def release_claims(self, url_ids: Iterable[int], worker: str) -> int:
         """End ``worker``'s claims on pages it is done with (written back, or given up);
