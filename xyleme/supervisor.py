@@ -123,6 +123,12 @@ class Supervisor:
         )
         self.stop()
 
+    def _obey_stop(self) -> None:
+        """Stop if ``xyleme stop`` asked for it (the command table, as the daemon reads it)."""
+        if self.stop_requested is not None and self.stop_requested():
+            log.info("`xyleme stop`: stopping the workers and the coordinator")
+            self.stop()
+
     def _watch(self) -> None:
         now = time.monotonic()
         for child in self.children:
