@@ -238,11 +238,24 @@ class ClaimsAPI(Protocol):
         now: float | None = None,
     ) -> list[int]: ...
 
+    def claim_pages(
+        self,
+        url_ids: Iterable[int],
+        part: int,
+        parts: int,
+        worker: str,
+        *,
+        limit: int,
+        due_by: float,
+        lease_s: float,
+        now: float | None = None,
+    ) -> list[int]: ...
+
     def release_claims(self, url_ids: Iterable[int], worker: str) -> int: ...
 
     def claimed_by(self, worker: str) -> list[int]: ...
 
-    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool]]: ...
+    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool, bool]]: ...
 
     def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int: ...
 

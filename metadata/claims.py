@@ -27,15 +27,16 @@ from metadata.store import Store, chunked, marks
 def _claim_sql(skip_locked: str, among: str = "") -> str:
     # ?1 worker, ?2 lease end, ?3 parts, ?4 part, ?5 now (wall), ?6 due by (repository
     # clock), ?7 limit; ``among`` narrows the pages (``AND id IN (…)``, its ids ?8, ?9…).
-    # Due: a next refresh at or before ?6, or never read and discovered by then; dead pages
-    # and redirects are never due.
+    # Due: a next refresh at or before ?6, or never read and discovered by then. A DEAD or
+    # redirected page is due only by a next refresh: the one the coordinator's refresh pass
+    # gives it every ``dead_recheck_units``, as the daemon re-checks it (docs/refresh.md).
     return f"""
 UPDATE pages SET claimed_by = ?1, claimed_until = ?2
 WHERE id IN (
   SELECT id FROM pages
   WHERE host_hash % ?3 = ?4 AND coalesce(claimed_until, 0) <= ?5
-    AND type <> 'DEAD' AND redirect_to IS NULL
-    AND coalesce(next_refresh, CASE WHEN last_access IS NULL THEN discovered_at END) <= ?6
+    AND coalesce(next_refresh, CASE WHEN last_access IS NULL AND type <> 'DEAD'
+                                     AND redirect_to IS NULL THEN discovered_at END) <= ?6
     {among}
   ORDER BY coalesce(next_refresh, discovered_at), id
   LIMIT ?7{skip_locked})

@@ -1,17 +1,19 @@
 """A crawl worker's queue fed from the store's claims (issue 20, docs/scaleout.md).
 
-The worker's crawler never queues a link it finds (``Crawler.follows_links`` is off): every
-page it fetches is one it claimed. :meth:`ClaimFeed.feed`, run every few tenths of a second,
-ends the claims of the pages whose fetch is committed (``Metadata.finish_claims``: the page
-is then due only when the coordinator's refresh pass plans it), and when fewer than half a
-batch are outstanding, claims a batch of its part's due pages (most overdue first) and queues
-them: a page read before as a refresh (level 1, fetched conditionally with the validators
-the store holds), one never read at the scouting level (3) as the daemon queues its unread
-pages (it has no validators: looking them up would cost a round trip to the store per page,
-on the event loop). A page the crawler refuses (out of scope, a trap) is postponed a time
-unit rather than claimed again at once. The leases of the pages still waiting in the queue
-are renewed at each heartbeat (:meth:`ClaimFeed.renew`); a clean stop gives them back
-(:meth:`ClaimFeed.release`), a ``kill -9`` lets them run out.
+Every page a worker fetches is one it claimed (``Crawler.follows_links`` is off: the crawler
+queues no link by itself). :meth:`ClaimFeed.feed`, run every few tenths of a second, ends the
+claims of the pages whose fetch is committed (``Metadata.finish_claims``: the page is then
+due only when the coordinator's refresh pass plans it), and when fewer than half a batch of
+polled claims are outstanding, claims a batch of its part's due pages (most overdue first)
+and queues them: a page read before as a refresh (level 1, fetched conditionally with the
+validators the store holds), a DEAD or redirected one at the background level (4: the
+coordinator's refresh pass makes it due every ``dead_recheck_units``), one never read at the
+scouting level (3) as the daemon queues its unread pages (it has no validators: looking them
+up would cost a round trip to the store per page, on the event loop). A page the crawler
+refuses (out of scope, a trap) is postponed a time unit rather than claimed again at once.
+The leases of the pages still waiting in the queue are renewed at each heartbeat
+(:meth:`ClaimFeed.renew`); a clean stop gives them back (:meth:`ClaimFeed.release`), a
+``kill -9`` lets them run out.
 
 The links the worker finds on its own part's hosts do not wait for a claim poll: the feed is
 the crawler's ``link_claims``, so they are claimed (the same lease, the same conditions as a
@@ -162,13 +164,16 @@ class ClaimFeed:
 
     async def _queue(self, url_ids: list[int], now: float) -> None:
         pages = await asyncio.to_thread(self.md.claimed_pages, url_ids)
-        refused = [url_id for url_id, url, _ in pages if self.crawler.link_refusal(url)]
-        gone = set(url_ids) - {url_id for url_id, _, _ in pages}
+        refused = [url_id for url_id, url, _, _ in pages if self.crawler.link_refusal(url)]
+        gone = set(url_ids) - {url_id for url_id, _, _, _ in pages}
         refused_set = set(refused)
-        levels: dict[int, list[int]] = {Level.REFRESH: [], Level.SCOUTING: []}
-        for url_id, _, read in pages:
+        levels: dict[int, list[int]] = {Level.REFRESH: [], Level.SCOUTING: [], Level.BACKGROUND: []}
+        for url_id, _, read, background in pages:
             if url_id not in refused_set:
-                levels[Level.REFRESH if read else Level.SCOUTING].append(url_id)
+                level = (
+                    Level.BACKGROUND if background else Level.REFRESH if read else Level.SCOUTING
+                )
+                levels[level].append(url_id)
         batches = [
             (np.asarray(ids, dtype=np.int64), level, np.zeros(len(ids)))
             for level, ids in levels.items()
