@@ -3,8 +3,9 @@
 Worker I of N owns the hosts whose stable hash is I modulo N (``conventions.host_hash``):
 their politeness and robots.txt live in this process only. It claims its part's due pages
 from the store (:mod:`xyleme.claim_feed`), fetches them, loads the XML, and writes in
-batches like the single-process daemon (same crawler, same loader); the links it finds are
-stored, never queued here, and their part's owner claims them. Every ``heartbeat_s`` it
+batches like the single-process daemon (same crawler, same loader); the links it finds on
+its own part's hosts are claimed as they are recorded and queued at once, the others stored
+for their part's owner to claim (:mod:`xyleme.claim_feed`). Every ``heartbeat_s`` it
 writes its row of the ``workers`` table (``xyleme status``, the dashboard), renews its
 leases and saves its hosts' facts (``xyleme hosts``). SIGTERM stops it cleanly (in-flight
 fetches committed, its claims given back); after a ``kill -9`` nothing it committed is lost
@@ -35,12 +36,12 @@ from xyleme.claim_feed import ClaimFeed
 from xyleme.commands import is_paused
 from xyleme.config import Config
 from xyleme.crawler import Crawler
-from xyleme.jobs import PartOPIC, PartOPICListener
 from xyleme.loading import LoaderSink
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock
 from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
+from xyleme.worker_opic import WorkerOPIC
 from xyleme.workers import Workers, spooled_settings
 
 log = logging.getLogger(__name__)
@@ -121,30 +122,6 @@ def process_alive(pid: int) -> bool:
             return stat.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return True
-
-
-class WorkerOPIC:
-    """The worker's part of OPIC (OPIC §4.1, :mod:`xyleme.jobs.opic_part`): credited on
-    each committed fetch of its part, its transfers and checkpoint flushed through the store
-    every ``every_s`` seconds and at the stop. A flush is one short transaction run on the
-    event loop, the thread that credits the reads (a flush in another thread would race
-    them); the pages' ``opic_cash``/``opic_importance`` columns, most of a flush's cost, are
-    written every ``SCORES_EVERY`` flushes and at the stop."""
-
-    SCORES_EVERY = 10
-
-    def __init__(self, md: Metadata, config: Config, crawler: Crawler, part: int, parts: int):
-        self.md = md
-        self.part = PartOPIC.restore(md, part, parts, config.opic)
-        PartOPICListener(self.part, md, events=crawler.signals)
-        self.flushes = 0
-
-    def flush(self, *, last: bool = False) -> None:
-        """Send the outbox, take this part's transfers, commit the checkpoint. A failed flush
-        leaves the part's memory ahead of the store (:class:`~xyleme.jobs.PartStale`): the
-        worker stops with the reason and its restart restores the part, as after a crash."""
-        self.flushes += 1
-        self.part.flush(self.md, scores=last or self.flushes % self.SCORES_EVERY == 0)
 
 
 class CrawlWorker:
@@ -319,7 +296,7 @@ class CrawlWorker:
 
     async def _flush_opic(self) -> None:
         try:
-            self.opic.flush()
+            await self.opic.flush()
         except (MetadataError, OPICError) as error:  # restart from what the store holds
             log.error("OPIC flush of part %d failed: %s", self.settings.part, error)
             self.stop(f"OPIC flush failed ({error}); the restart restores the part")
@@ -327,7 +304,7 @@ class CrawlWorker:
     def _last_opic_flush(self) -> None:
         """The stop's flush, scores included (after the crawler's last commit)."""
         try:
-            self.opic.flush(last=True)
+            self.opic.last_flush()
         except (MetadataError, OPICError) as error:  # its reads are credited again later
             log.error("OPIC's last flush of part %d failed: %s", self.settings.part, error)
 
