@@ -94,13 +94,14 @@ class ClaimFeed:
         """Outstanding claims taken by polls (not found links)."""
         return len(self.outstanding) - len(self.found)
 
-    def claim(self, url_ids: list[int]) -> list[int]:
+    def claim(self, md: Metadata, url_ids: list[int]) -> list[int]:
         """The crawler's ``link_claims``: claim the found links of this part that are due
-        and free, in the transaction recording them (the crawler's commit thread)."""
+        and free, through the crawler's ``md`` in the transaction recording them (its commit
+        thread)."""
         room = self.found_cap - len(self.found)
         if self.paused or room <= 0:
             return []
-        return self.md.claim_pages(
+        return md.claim_pages(
             url_ids,
             self.part,
             self.parts,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from loader import FetchedBody
-from metadata import FetchResult, PageType
+from metadata import FetchResult, Metadata, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome
 from xyleme.crawler.frontier import Level, Request
@@ -28,9 +28,9 @@ class LinkClaims(Protocol):
     (``Crawler.link_claims``): the links skip the store's claim poll, as the daemon queues
     its links at once, and each fetch it makes is still of a page it claimed."""
 
-    def claim(self, url_ids: list[int]) -> list[int]:
-        """Claim those of ``url_ids`` its part may fetch now, inside the transaction that
-        records them (any thread); the ids claimed."""
+    def claim(self, metadata: Metadata, url_ids: list[int]) -> list[int]:
+        """Claim those of ``url_ids`` its part may fetch now through ``metadata``, inside the
+        transaction that records them (any thread); the ids claimed."""
 
     def taken(self, url_ids: list[int]) -> None:
         """Those claims committed (on the event loop, before their requests are queued)."""
@@ -160,7 +160,7 @@ class ResultWriter:
             metadata.reject_many(refusals)
             verdicts = metadata.record_fetches(results)
             found = self._found_links(batch) if self.link_claims is not None else {}
-            claimed = self.link_claims.claim(list(found)) if found else []
+            claimed = self.link_claims.claim(metadata, list(found)) if found else []
         self._claimed.extend(found[url_id] for url_id in claimed)  # committed: queued next
         return verdicts
 
