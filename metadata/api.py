@@ -236,19 +236,7 @@ class ClaimsAPI(Protocol):
         due_by: float,
         lease_s: float,
         now: float | None = None,
-    ) -> list[int]: ...
-
-    def claim_pages(
-        self,
-        url_ids: Iterable[int],
-        part: int,
-        parts: int,
-        worker: str,
-        *,
-        limit: int,
-        due_by: float,
-        lease_s: float,
-        now: float | None = None,
+        among: Iterable[int] | None = None,
     ) -> list[int]: ...
 
     def release_claims(self, url_ids: Iterable[int], worker: str) -> int: ...

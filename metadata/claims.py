@@ -57,54 +57,32 @@ class Claims(Store):
         due_by: float,
         lease_s: float,
         now: float | None = None,
+        among: Iterable[int] | None = None,
     ) -> list[int]:
         """Claim up to ``limit`` due pages of ``part`` (of ``parts``) for ``worker`` until
         ``lease_s`` seconds after ``now`` (wall clock, default the system's); the most
         overdue first. Pages another worker holds under a live lease are left alone, as are
-        those a concurrent claim is taking (PostgreSQL skips them rather than wait)."""
+        those a concurrent claim is taking (PostgreSQL skips them rather than wait).
+
+        ``among``: only those pages (the others of them left alone): a worker claims the
+        links it just found on its own part's hosts in the transaction that records them,
+        and queues them at once, as the daemon queues its links."""
         if not 0 <= part < parts:
             raise ValueError(f"part {part} is not in 0..{parts - 1}")
         if limit < 1 or lease_s <= 0:
             raise ValueError("limit and lease_s must be positive")
         now = time.time() if now is None else now
-        with self._write() as conn:
-            rows = conn.execute(
-                _claim_sql(self.dialect.skip_locked),
-                (worker, now + lease_s, parts, part, now, due_by, limit),
-            ).fetchall()
-        return sorted(row[0] for row in rows)
-
-    def claim_pages(
-        self,
-        url_ids: Iterable[int],
-        part: int,
-        parts: int,
-        worker: str,
-        *,
-        limit: int,
-        due_by: float,
-        lease_s: float,
-        now: float | None = None,
-    ) -> list[int]:
-        """:meth:`claim_due` among ``url_ids`` only: a worker claims the links it just found
-        on its own part's hosts in the transaction that records them, and queues them at once
-        (the daemon queues its links without a round trip through the store either). The
-        others (another part's, another worker's, not due) are left alone."""
-        if not 0 <= part < parts:
-            raise ValueError(f"part {part} is not in 0..{parts - 1}")
-        if lease_s <= 0:
-            raise ValueError("lease_s must be positive")
-        now = time.time() if now is None else now
-        wanted = list(dict.fromkeys(int(i) for i in url_ids))
+        chunks = [None] if among is None else chunked(list(dict.fromkeys(map(int, among))), 900)
         claimed: list[int] = []
         with self._write() as conn:
-            for chunk in chunked(wanted, 900):
+            for chunk in chunks:
                 if len(claimed) >= limit:
                     break
-                among = ", ".join(f"?{8 + k}" for k in range(len(chunk)))
-                sql = _claim_sql(self.dialect.skip_locked, f"AND id IN ({among})")
+                ids = "" if chunk is None else ", ".join(f"?{8 + k}" for k in range(len(chunk)))
+                sql = _claim_sql(self.dialect.skip_locked, ids and f"AND id IN ({ids})")
                 params = (worker, now + lease_s, parts, part, now, due_by, limit - len(claimed))
-                claimed += (row[0] for row in conn.execute(sql, (*params, *chunk)).fetchall())
+                rows = conn.execute(sql, (*params, *(chunk or ()))).fetchall()
+                claimed += (row[0] for row in rows)
         return sorted(claimed)
 
     def release_claims(self, url_ids: Iterable[int], worker: str) -> int:

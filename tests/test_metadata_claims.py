@@ -66,21 +66,21 @@ def test_released_pages_and_what_is_not_due(md):
 
 
 def test_found_links_are_claimed_only_if_of_the_part_due_and_free(md):
-    """What a worker claims of the links it just found (``claim_pages``): claim_due's
+    """What a worker claims of the links it just found (``claim_due(among=…)``): the same
     conditions among the given ids, up to ``limit``; a kill -9 leaves them leased."""
     ids = md.ids_for(URLS)
     ours = [i for i, url in zip(ids, URLS, strict=True) if part_of(url, PARTS) == 1]
     theirs = [i for i, url in zip(ids, URLS, strict=True) if part_of(url, PARTS) != 1]
-    held = md.claim_pages(ours[:2], 1, PARTS, "other", limit=10, due_by=10.0, lease_s=60, now=0)
+    held = md.claim_due(1, PARTS, "other", limit=10, due_by=10.0, lease_s=60, now=0, among=ours[:2])
     assert held == sorted(ours[:2])
     md.set_scores("next_refresh", [ours[2]], [50.0])  # planned later: not due
     md.record_fetches([FetchResult(ours[3], 10.0, PageType.DEAD, 404)])
-    got = md.claim_pages(ids, 1, PARTS, "w", limit=1000, due_by=10.0, lease_s=60, now=1.0)
+    got = md.claim_due(1, PARTS, "w", limit=1000, due_by=10.0, lease_s=60, now=1.0, among=ids)
     assert got == sorted(ours[4:])  # not another part's, held, not due, nor dead
     assert not set(got) & set(theirs)
     assert md.claimed_by("w") == got
     more = [i for i, url in zip(md.ids_for(NEW), NEW, strict=True) if part_of(url, PARTS) == 1]
-    two = md.claim_pages(more, 1, PARTS, "w", limit=2, due_by=10.0, lease_s=60, now=1.0)
+    two = md.claim_due(1, PARTS, "w", limit=2, due_by=10.0, lease_s=60, now=1.0, among=more)
     assert len(two) == 2 and set(two) <= set(more)
     # the leases run out like a poll's: after a kill -9 a poll takes them again
     again = md.claim_due(1, PARTS, "heir", limit=1000, due_by=10.0, lease_s=60, now=61.0)

@@ -101,14 +101,14 @@ class ClaimFeed:
         room = self.found_cap - len(self.found)
         if self.paused or room <= 0:
             return []
-        return md.claim_pages(
-            url_ids,
+        return md.claim_due(
             self.part,
             self.parts,
             self.name,
             limit=room,
             due_by=self.clock.now(),
             lease_s=self.lease_s,
+            among=url_ids,
         )
 
     def taken(self, url_ids: list[int]) -> None:
