@@ -31,9 +31,9 @@ import numpy as np
 from loader import iso
 from metadata import Clock, CoordinatorLock, Heartbeat, LeadLost, Metadata, MetadataError
 from refresh import REFRESH_LEVEL
-from refresh.scheduler import BACKGROUND_LEVEL
 from xyleme import commands, signals
 from xyleme.config import Config
+from xyleme.crawler import Level
 from xyleme.jobs import RankingPass, RefreshPass, restore_opic
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
@@ -43,7 +43,7 @@ from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
 log = logging.getLogger(__name__)
 
 DATABASE = "metadata.db"
-DUE_LEVELS = (REFRESH_LEVEL, BACKGROUND_LEVEL)
+DUE_LEVELS = (REFRESH_LEVEL, Level.BACKGROUND)
 """The plan's levels made due in the store (discoveries are due by their discovery)."""
 
 
