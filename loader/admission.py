@@ -25,11 +25,15 @@ class LinkAdmission:
     """Splits canonical links into admitted ones and refusals, and records the refusals.
 
     ``refusal(url)`` says why a canonical URL is not to be crawled (None: admitted); the
-    daemon passes the crawler's. Without one every link is admitted.
+    daemon passes the crawler's. Without one every link is admitted. The entries of a
+    sitemap index (:attr:`sitemaps`, canonical, until the batch is flushed) are asked with
+    ``refusal(url, sitemap=True)``: a sitemap the site names is no link to media, whatever
+    its suffix (``sitemap.xml.gz``).
     """
 
-    def __init__(self, refusal: Callable[[str], str | None] | None = None) -> None:
+    def __init__(self, refusal: Callable[..., str | None] | None = None) -> None:
         self.refusal = refusal
+        self.sitemaps: set[str] = set()
         self._recorded: set[str] = set()
 
     def admitted(self, urls: Iterable[str], referrer: int, refused: Refusals) -> list[str]:
@@ -39,7 +43,7 @@ class LinkAdmission:
             return list(urls)
         kept = []
         for url in urls:
-            reason = self.refusal(url)
+            reason = self.refusal(url, sitemap=True) if url in self.sitemaps else self.refusal(url)
             if reason is None:
                 kept.append(url)
             elif url not in self._recorded:

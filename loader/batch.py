@@ -101,7 +101,16 @@ class PendingWrites:
         self.url_ids.add(url_id)
         self.statuses.append((url_id, status, detail))
 
-    def add_version(self, new: NewVersion, links: list[str], dependencies: list[str]) -> None:
+    def add_version(
+        self,
+        new: NewVersion,
+        links: list[str],
+        dependencies: list[str],
+        sitemaps: Iterable[str] = (),
+    ) -> None:
+        """A stored version and its links; ``sitemaps``, the links an index names as
+        sitemaps, are admitted as such (:class:`LinkAdmission`)."""
+        self.admission.sitemaps.update(key for key in map(_canonical, sitemaps) if key)
         self.url_ids.add(new.url_id)
         self.versions.append(new)
         self.links.append((new.url_id, links, dependencies))
@@ -112,6 +121,7 @@ class PendingWrites:
             return
         with metadata.transaction():
             named = _link_rows(metadata, self.links, self.admission)
+            self.admission.sitemaps.clear()
             rows = [
                 (url_id, [i for i, _ in children], needed) for url_id, children, needed in named
             ]

@@ -126,6 +126,8 @@ class LinkCollector:
         self.notes: list[str] = []
         self._kind: str | None = None  # "rss", "sitemap" or None, from the root element
         self._sitemap_urls = 0
+        self._sitemap_index = False
+        self._sitemaps: dict[str, None] = {}
         self._sitemap_closed = False
         self._links_capped = False
         self._resolved: dict[str, str | None] = {}  # reference -> URL, against document_url
@@ -140,6 +142,11 @@ class LinkCollector:
         return list(self._dependencies)
 
     @property
+    def sitemaps(self) -> list[str]:
+        """A sitemap index's entries (links too): the crawler fetches them as sitemaps."""
+        return list(self._sitemaps)
+
+    @property
     def is_sitemap(self) -> bool:
         return self._kind == "sitemap"
 
@@ -150,6 +157,7 @@ class LinkCollector:
             self._kind = "rss"
         elif _local_name(tag) in _SITEMAP_ROOTS and "sitemap" in tag:
             self._kind = "sitemap"
+            self._sitemap_index = _local_name(tag) == "sitemapindex"
 
     def dependency(self, url: str | None) -> None:
         if url:
@@ -272,6 +280,10 @@ class LinkCollector:
             return
         self._sitemap_urls += 1
         self._add_link(self._base_of(node), node.text)
+        if self._sitemap_index and node.text:
+            url = self._resolve(self._base_of(node), node.text.strip())
+            if url:
+                self._sitemaps.setdefault(url, None)
 
     def _schema_pairs(self, base: str, value: str) -> None:
         words = value.split()

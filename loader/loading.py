@@ -399,16 +399,15 @@ class Loader:
         notes = (*parsed.collector.notes, *([schema.note] if schema.note else []))
         number = latest.version + 1 if latest is not None else 1
         collector = parsed.collector
-        self._thread.pending.add_version(
-            NewVersion(url_id, url, body, md5, fetched_at, validity),
-            collector.links,
-            collector.dependencies,
-        )
+        version = NewVersion(url_id, url, body, md5, fetched_at, validity)
+        found = (collector.links, collector.dependencies, collector.sitemaps)
+        self._thread.pending.add_version(version, *found)
         self._mark_loaded(url_id, state, f"version {number}, {validity.verdict}", always=True)
         if isinstance(body, Path):
             self._flush()  # copy a large body from its file while the file is there
         self._unpark(url_id, state)
-        return LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
+        stored = LoadResult(url_id, LoadOutcome.STORED, number, md5, validity, notes=notes)
+        return replace(stored, sitemaps=tuple(collector.sitemaps))
 
     def _as_file(self, url_id: int, body: Body) -> Path:
         """A large body kept in memory is parked on disk first so it can be streamed."""

@@ -33,6 +33,9 @@ class LoadResult:
     children: tuple[tuple[int, str], ...] = ()
     """For a stored document: its ``links`` children, ``(URL-Id, canonical URL)`` each (the
     links the crawl admits), so the crawler scouts them without reading them back."""
+    sitemaps: tuple[str, ...] = ()
+    """For a stored sitemap index: its entries (``<sitemap><loc>``), children too, which the
+    crawler fetches as sitemaps (the suffix deny list does not refuse them)."""
     dependencies: int = 0
     waiting_for: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()

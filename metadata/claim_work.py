@@ -23,19 +23,21 @@ CHUNK = 900
 class ClaimWork(Store):
     """The URLs, leases and ends of a worker's claims."""
 
-    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool]]:
-        """``(url_id, url, read)`` of each page, ``read`` whether it was ever fetched (the
-        worker queues a read page as a refresh, an unread one as a discovery); in the order
-        given, unknown ids left out."""
+    def claimed_pages(self, url_ids: Iterable[int]) -> list[tuple[int, str, bool, bool]]:
+        """``(url_id, url, read, background)`` of each page: ``read`` whether it was ever
+        fetched (the worker queues a read page as a refresh, an unread one as a discovery),
+        ``background`` whether it is DEAD or answered with a redirect (re-checked at the
+        background level, as the daemon does); in the order given, unknown ids left out."""
         wanted = list(dict.fromkeys(int(i) for i in url_ids))
-        found: dict[int, tuple[int, str, bool]] = {}
+        found: dict[int, tuple[int, str, bool, bool]] = {}
         for chunk in chunked(wanted, CHUNK):
             rows = self._all(
-                "SELECT id, url, last_access IS NOT NULL FROM pages "
+                "SELECT id, url, last_access IS NOT NULL, "
+                "type = 'DEAD' OR redirect_to IS NOT NULL FROM pages "
                 f"WHERE id IN ({marks(len(chunk))})",
                 chunk,
             )
-            found.update((row[0], (row[0], row[1], bool(row[2]))) for row in rows)
+            found.update((row[0], (row[0], row[1], bool(row[2]), bool(row[3]))) for row in rows)
         return [found[url_id] for url_id in wanted if url_id in found]
 
     def renew_claims(self, url_ids: Iterable[int], worker: str, until: float) -> int:

@@ -24,17 +24,20 @@ from collections.abc import Iterable
 from metadata.store import Store, chunked, marks
 
 
-def _claim_sql(skip_locked: str) -> str:
+def _claim_sql(skip_locked: str, among: str = "") -> str:
     # ?1 worker, ?2 lease end, ?3 parts, ?4 part, ?5 now (wall), ?6 due by (repository
-    # clock), ?7 limit. Due: a next refresh at or before ?6, or never read and discovered by
-    # then; dead pages and redirects are never due.
+    # clock), ?7 limit; ``among`` narrows the pages (``AND id IN (…)``, its ids ?8, ?9…).
+    # Due: a next refresh at or before ?6, or never read and discovered by then. A DEAD or
+    # redirected page is due only by a next refresh: the one the coordinator's refresh pass
+    # gives it every ``dead_recheck_units``, as the daemon re-checks it (docs/refresh.md).
     return f"""
 UPDATE pages SET claimed_by = ?1, claimed_until = ?2
 WHERE id IN (
   SELECT id FROM pages
   WHERE host_hash % ?3 = ?4 AND coalesce(claimed_until, 0) <= ?5
-    AND type <> 'DEAD' AND redirect_to IS NULL
-    AND coalesce(next_refresh, CASE WHEN last_access IS NULL THEN discovered_at END) <= ?6
+    AND coalesce(next_refresh, CASE WHEN last_access IS NULL AND type <> 'DEAD'
+                                     AND redirect_to IS NULL THEN discovered_at END) <= ?6
+    {among}
   ORDER BY coalesce(next_refresh, discovered_at), id
   LIMIT ?7{skip_locked})
 RETURNING id
@@ -54,22 +57,33 @@ class Claims(Store):
         due_by: float,
         lease_s: float,
         now: float | None = None,
+        among: Iterable[int] | None = None,
     ) -> list[int]:
         """Claim up to ``limit`` due pages of ``part`` (of ``parts``) for ``worker`` until
         ``lease_s`` seconds after ``now`` (wall clock, default the system's); the most
         overdue first. Pages another worker holds under a live lease are left alone, as are
-        those a concurrent claim is taking (PostgreSQL skips them rather than wait)."""
+        those a concurrent claim is taking (PostgreSQL skips them rather than wait).
+
+        ``among``: only those pages (the others of them left alone): a worker claims the
+        links it just found on its own part's hosts in the transaction that records them,
+        and queues them at once, as the daemon queues its links."""
         if not 0 <= part < parts:
             raise ValueError(f"part {part} is not in 0..{parts - 1}")
         if limit < 1 or lease_s <= 0:
             raise ValueError("limit and lease_s must be positive")
         now = time.time() if now is None else now
+        chunks = [None] if among is None else chunked(list(dict.fromkeys(map(int, among))), 900)
+        claimed: list[int] = []
         with self._write() as conn:
-            rows = conn.execute(
-                _claim_sql(self.dialect.skip_locked),
-                (worker, now + lease_s, parts, part, now, due_by, limit),
-            ).fetchall()
-        return sorted(row[0] for row in rows)
+            for chunk in chunks:
+                if len(claimed) >= limit:
+                    break
+                ids = "" if chunk is None else ", ".join(f"?{8 + k}" for k in range(len(chunk)))
+                sql = _claim_sql(self.dialect.skip_locked, ids and f"AND id IN ({ids})")
+                params = (worker, now + lease_s, parts, part, now, due_by, limit - len(claimed))
+                rows = conn.execute(sql, (*params, *(chunk or ()))).fetchall()
+                claimed += (row[0] for row in rows)
+        return sorted(claimed)
 
     def release_claims(self, url_ids: Iterable[int], worker: str) -> int:
         """End ``worker``'s claims on pages it is done with (written back, or given up);

@@ -227,13 +227,17 @@ def wait_for_answer(
         time.sleep(poll)
 
 
-def take_pending(md: Metadata) -> list[tuple[str, str, dict[str, Any]]]:
-    """The daemon's side: remove and return the queued commands, oldest first."""
+def take_pending(md: Metadata, only: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """The daemon's side: remove and return the queued commands, oldest first (``only``:
+    those of that name, the others left for whoever runs them: the workers' supervisor
+    takes ``stop`` only)."""
     taken = []
     for key in md.state_keys(COMMAND_PREFIX):
         blob = md.get_state(key)
-        if blob is not None and md.delete_state(key):
-            command = json.loads(blob)
+        command = json.loads(blob) if blob is not None else None
+        if command is None or (only is not None and command["name"] != only):
+            continue
+        if md.delete_state(key):
             taken.append((key.removeprefix(COMMAND_PREFIX), command["name"], command["args"]))
     return taken
 

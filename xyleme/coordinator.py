@@ -33,6 +33,7 @@ from metadata import Clock, CoordinatorLock, Heartbeat, LeadLost, Metadata, Meta
 from refresh import REFRESH_LEVEL
 from xyleme import commands, signals
 from xyleme.config import Config
+from xyleme.crawler import Level
 from xyleme.jobs import RankingPass, RefreshPass, restore_opic
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
@@ -42,12 +43,15 @@ from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
 log = logging.getLogger(__name__)
 
 DATABASE = "metadata.db"
+DUE_LEVELS = (REFRESH_LEVEL, Level.BACKGROUND)
+"""The plan's levels made due in the store (discoveries are due by their discovery)."""
 
 
 class StoreQueue:
-    """The refresh pass's queue when workers claim from the store: a plan's refreshes and
-    retries are made due there (those already due keep their date); discoveries are due by
-    their discovery already, and dead pages are not claimed."""
+    """The refresh pass's queue when workers claim from the store: a plan's refreshes,
+    retries and background re-checks (DEAD and redirected pages, every
+    ``dead_recheck_units``, as the daemon re-checks them) are made due there (those already
+    due keep their date); discoveries are due by their discovery already."""
 
     def __init__(self, md: Metadata, clock: Clock) -> None:
         self.md = md
@@ -56,7 +60,7 @@ class StoreQueue:
         """No crawler here: the pass counts no refresh of its own (the workers read them)."""
 
     async def submit_plan(self, batches: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> int:
-        wanted = [np.asarray(ids, np.int64) for ids, level, _ in batches if level == REFRESH_LEVEL]
+        wanted = [np.asarray(ids, np.int64) for ids, level, _ in batches if level in DUE_LEVELS]
         if not wanted:
             return 0
         ids = np.concatenate(wanted).tolist()

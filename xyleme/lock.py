@@ -21,6 +21,9 @@ from pathlib import Path
 from types import TracebackType
 
 LOCK_FILE = "daemon.lock"
+SUPERVISOR_LOCK_FILE = "supervisor.lock"
+"""Held by ``xyleme run --workers`` (:mod:`xyleme.supervisor`): ``xyleme stop`` finds it
+there; the daemon's lock stays free, so the other commands run directly as beside workers."""
 
 
 class RepositoryLocked(RuntimeError):
@@ -35,8 +38,8 @@ class RepositoryLocked(RuntimeError):
 class DaemonLock:
     """The exclusive lock of a repository, held from :meth:`acquire` to :meth:`release`."""
 
-    def __init__(self, repository: Path) -> None:
-        self.path = repository / LOCK_FILE
+    def __init__(self, repository: Path, file: str = LOCK_FILE) -> None:
+        self.path = repository / file
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -76,9 +79,10 @@ class DaemonLock:
         self.release()
 
 
-def holder_pid(repository: Path) -> int | None:
-    """The pid of the daemon holding ``repository`` (0 if not yet written), or None if free."""
-    path = repository / LOCK_FILE
+def holder_pid(repository: Path, file: str = LOCK_FILE) -> int | None:
+    """The pid of the daemon holding ``repository`` (0 if not yet written), or None if free
+    (``file``: another lock of the repository, the supervisor's)."""
+    path = repository / file
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:

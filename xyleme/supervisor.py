@@ -9,7 +9,9 @@ logs go to this process's stderr. A child that dies is started again after
 fails again and again right after its start (a wrong setting, an unreachable store) stops
 everything with an error instead of restarting forever. SIGTERM/SIGINT is passed on to
 every child, which stops cleanly (in-flight fetches committed, claims given back); a child
-still running after ``stop_deadline`` seconds is killed.
+still running after ``stop_deadline`` seconds is killed. ``xyleme stop`` does the same
+through the command table, as it stops the daemon (``stop_requested``, asked every
+``command_poll`` seconds).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,10 +78,14 @@ class Supervisor:
         *,
         restart_delay: float = 1.0,
         stop_deadline: float = 60.0,
+        stop_requested: Callable[[], bool] | None = None,
+        command_poll: float = 0.5,
     ) -> None:
         self.children = [Child(label, command) for label, command in children]
         self.restart_delay = restart_delay
         self.stop_deadline = stop_deadline
+        self.stop_requested = stop_requested
+        self.command_poll = command_poll
         self._stopping = threading.Event()
 
     def run(self) -> None:
@@ -90,8 +97,17 @@ class Supervisor:
         try:
             for child in self.children:
                 child.start()
+            asked = time.monotonic()
             while not self._stopping.wait(0.2):
                 self._watch()
+                if (
+                    self.stop_requested is not None
+                    and time.monotonic() - asked >= self.command_poll
+                ):
+                    asked = time.monotonic()
+                    if self.stop_requested():
+                        log.info("`xyleme stop`: stopping the workers and the coordinator")
+                        self.stop()
         finally:
             self._stop_all()
             for sig, handler in previous.items():
@@ -106,6 +122,12 @@ class Supervisor:
             "%s received: stopping the workers and the coordinator", signal.Signals(signum).name
         )
         self.stop()
+
+    def _obey_stop(self) -> None:
+        """Stop if ``xyleme stop`` asked for it (the command table, as the daemon reads it)."""
+        if self.stop_requested is not None and self.stop_requested():
+            log.info("`xyleme stop`: stopping the workers and the coordinator")
+            self.stop()
 
     def _watch(self) -> None:
         now = time.monotonic()

@@ -3,8 +3,9 @@
 Worker I of N owns the hosts whose stable hash is I modulo N (``conventions.host_hash``):
 their politeness and robots.txt live in this process only. It claims its part's due pages
 from the store (:mod:`xyleme.claim_feed`), fetches them, loads the XML, and writes in
-batches like the single-process daemon (same crawler, same loader); the links it finds are
-stored, never queued here, and their part's owner claims them. Every ``heartbeat_s`` it
+batches like the single-process daemon (same crawler, same loader); the links it finds on
+its own part's hosts are claimed as they are recorded and queued at once, the others stored
+for their part's owner to claim (:mod:`xyleme.claim_feed`). Every ``heartbeat_s`` it
 writes its row of the ``workers`` table (``xyleme status``, the dashboard), renews its
 leases and saves its hosts' facts (``xyleme hosts``). SIGTERM stops it cleanly (in-flight
 fetches committed, its claims given back); after a ``kill -9`` nothing it committed is lost
@@ -35,12 +36,12 @@ from xyleme.claim_feed import ClaimFeed
 from xyleme.commands import is_paused
 from xyleme.config import Config
 from xyleme.crawler import Crawler
-from xyleme.jobs import PartOPIC, PartOPICListener
 from xyleme.loading import LoaderSink
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock
 from xyleme.stopping import DaemonStopped, first_failure, stopping_on_signals
+from xyleme.worker_opic import WorkerOPIC
 from xyleme.workers import Workers, spooled_settings
 
 log = logging.getLogger(__name__)
@@ -123,30 +124,6 @@ def process_alive(pid: int) -> bool:
         return True
 
 
-class WorkerOPIC:
-    """The worker's part of OPIC (OPIC §4.1, :mod:`xyleme.jobs.opic_part`): credited on
-    each committed fetch of its part, its transfers and checkpoint flushed through the store
-    every ``every_s`` seconds and at the stop. A flush is one short transaction run on the
-    event loop, the thread that credits the reads (a flush in another thread would race
-    them); the pages' ``opic_cash``/``opic_importance`` columns, most of a flush's cost, are
-    written every ``SCORES_EVERY`` flushes and at the stop."""
-
-    SCORES_EVERY = 10
-
-    def __init__(self, md: Metadata, config: Config, crawler: Crawler, part: int, parts: int):
-        self.md = md
-        self.part = PartOPIC.restore(md, part, parts, config.opic)
-        PartOPICListener(self.part, md, events=crawler.signals)
-        self.flushes = 0
-
-    def flush(self, *, last: bool = False) -> None:
-        """Send the outbox, take this part's transfers, commit the checkpoint. A failed flush
-        leaves the part's memory ahead of the store (:class:`~xyleme.jobs.PartStale`): the
-        worker stops with the reason and its restart restores the part, as after a crash."""
-        self.flushes += 1
-        self.part.flush(self.md, scores=last or self.flushes % self.SCORES_EVERY == 0)
-
-
 class CrawlWorker:
     """One worker process on ``repository`` with ``config`` and ``settings``; ``resolver``
     resolves names for its crawler (the simulated web's in the tests and the benchmark)."""
@@ -170,6 +147,9 @@ class CrawlWorker:
         self.periodic = PeriodicJobs(on_disk_full=self.stop)
         self._stop: asyncio.Event | None = None
         self._last_beat = (self.started, 0)
+        self._connections: list[Metadata] = []
+        self.archive: Archive | None = None
+        self.sink: LoaderSink | None = None
 
     def open(self) -> None:
         """Open the store, refuse a part another live worker runs, build the parts."""
@@ -191,6 +171,20 @@ class CrawlWorker:
         self.md = md
         self.clock = clock = restore_clock(md, config.clock.speed, time.time())
         md.clock = clock
+        try:
+            self._build(scope)
+        except BaseException:
+            self._release()
+            raise
+
+    def _build(self, scope: Any) -> None:
+        """The archive, the crawler, the loader, OPIC's part and the claims. The crawler's
+        commits, the loader and the rest (claims, heartbeats, OPIC) each have a connection
+        of their own: on one, each waited for the others' round trips (profiled: the claims
+        waited a quarter of the time for the store's lock)."""
+        config, settings, repository = self.config, self.settings, self.repository
+        part, parts, md, clock = settings.part, settings.parts, self.md, self.clock
+        crawler_md, loader_md = self._connection(), self._connection()
         folder = f"part-{part}-of-{parts}"
         archive = config.archive
         info = {"isPartOf": repository.resolve().name}
@@ -199,17 +193,17 @@ class CrawlWorker:
         spool = Path(config.crawler.spool_dir or repository / config.paths.spool) / folder
         crawler_settings = spooled_settings(replace(config.crawler, spool_dir=str(spool)), spool)
         self.crawler = crawler = Crawler(
-            md,
+            crawler_md,
             crawler_settings,
             scope,
             clock=clock,
             resolver=self.resolver,
             exchanges=self.archive if self.archive.active else None,
             sink_for=lambda made: LoaderSink(
-                repository / config.paths.documents, md, made, clock, config.loader
+                repository / config.paths.documents, loader_md, made, clock, config.loader
             ),
         )
-        crawler.follows_links = False  # found links are stored; their part's owner claims them
+        crawler.follows_links = False  # found links are claimed by part (ClaimFeed.claim)
         crawler.commits_in_thread = True  # PostgreSQL's round trips: the fetchers go on
         self.sink = crawler.sink
         self.fetching = Workers(crawler)  # the crawler's run, stopped by a pause
@@ -233,6 +227,13 @@ class CrawlWorker:
             iso(clock.now()),
             settings.lease_s,
         )
+
+    def _connection(self) -> Metadata:
+        """One more connection to the store, on the worker's clock (closed by :meth:`close`)."""
+        md = Metadata.open(self.repository / DATABASE, settings=self.config.metadata)
+        md.clock = self.clock
+        self._connections.append(md)
+        return md
 
     async def run(self) -> None:
         """Crawl the part until SIGTERM/SIGINT or :meth:`stop`; :class:`DaemonStopped` when
@@ -274,9 +275,19 @@ class CrawlWorker:
             self._write_heartbeat(state="stopped")
             log.info("worker %s stopped: %d claims given back", self.name, released)
         finally:
-            self.archive.close_now()
-            self.sink.close()
-            self.md.close()
+            self._release()
+
+    def _release(self) -> None:
+        """Close the archive, the loader and every connection (after a failed start too)."""
+        try:
+            if self.archive is not None:
+                self.archive.close_now()
+            if self.sink is not None:
+                self.sink.close()
+        finally:
+            for md in [*self._connections, self.md]:
+                md.close()
+            self._connections.clear()
             self.md = None
 
     async def _feeding(self) -> None:
@@ -319,7 +330,7 @@ class CrawlWorker:
 
     async def _flush_opic(self) -> None:
         try:
-            self.opic.flush()
+            await self.opic.flush()
         except (MetadataError, OPICError) as error:  # restart from what the store holds
             log.error("OPIC flush of part %d failed: %s", self.settings.part, error)
             self.stop(f"OPIC flush failed ({error}); the restart restores the part")
@@ -327,7 +338,7 @@ class CrawlWorker:
     def _last_opic_flush(self) -> None:
         """The stop's flush, scores included (after the crawler's last commit)."""
         try:
-            self.opic.flush(last=True)
+            self.opic.last_flush()
         except (MetadataError, OPICError) as error:  # its reads are credited again later
             log.error("OPIC's last flush of part %d failed: %s", self.settings.part, error)
 

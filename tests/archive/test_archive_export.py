@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tracemalloc
 
 import pytest
@@ -50,6 +51,30 @@ async def test_export_warc_whole_and_filtered(site, md, tmp_path):
     xyleme(repo, "export", "warc", "-o", f"{prefix}/", "--url-prefix", urls["same"])
     (only,) = list(prefix.iterdir())
     assert {url for kind, url in urls_in(only) if kind != "warcinfo"} == {urls["same"]}
+
+
+async def test_export_warc_reads_the_crawl_workers_part_folders(site, md, tmp_path):
+    """`run --workers` archives each part in archive/part-I-of-N/: the export reads them all,
+    and into a folder each part's files keep their sub-folder (their names may clash)."""
+    repo = tmp_path / "repo"
+    part0, part1 = repo / "archive" / "part-0-of-2", repo / "archive" / "part-1-of-2"
+    urls, _ = await archived_crawl(site, md, part0)
+    shutil.copytree(part0, part1)  # the other worker's files, with the same names
+    (repo / "archive" / "part-x-of-2").mkdir()  # not a part's folder: left alone
+    one = urls_in(next(part0.glob("*.warc.gz")))
+    whole = tmp_path / "all.warc.gz"
+    result = xyleme(repo, "export", "warc", "-o", str(whole))
+    assert urls_in(whole) == one + one
+    files = len(list(part0.glob("*.warc.gz")))
+    assert f"{2 * files} WARC file(s) read" in result.stderr
+    out = tmp_path / "out"
+    xyleme(repo, "export", "warc", "-o", f"{out}/", "--url-prefix", urls["same"])
+    assert (
+        sorted(path.relative_to(out).parts[0] for path in out.rglob("*.warc.gz"))
+        == ["part-0-of-2"] * files + ["part-1-of-2"] * files
+    )
+    for path in out.rglob("*.warc.gz"):
+        assert {url for kind, url in urls_in(path) if kind != "warcinfo"} <= {urls["same"]}
 
 
 def test_export_warc_without_an_archive_says_so(tmp_path):

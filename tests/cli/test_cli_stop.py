@@ -79,3 +79,15 @@ def test_stop_refuses_a_folder_that_is_not_a_repository(tmp_path):
 def test_a_negative_timeout_is_a_usage_error(repo):
     code, _, err = xyleme(repo, "stop", "--timeout", "-1")
     assert code == 2 and "--timeout" in err
+
+
+def test_the_supervisor_takes_only_the_stop_requests(repo):
+    """`run --workers` reads the command table for `stop` only: a daemon's commands stay."""
+    from xyleme import commands
+
+    with Metadata.open(repo / "metadata.db") as md:
+        pause = commands.submit(md, "pause", {})
+        stop = commands.submit(md, "stop", {})
+        assert [taken[:2] for taken in commands.take_pending(md, only="stop")] == [(stop, "stop")]
+        assert commands.take_pending(md, only="stop") == []
+        assert [taken[:2] for taken in commands.take_pending(md)] == [(pause, "pause")]

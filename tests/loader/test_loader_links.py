@@ -169,3 +169,18 @@ def test_xml_base_applies_only_from_where_it_is_declared(tmp_path, md):
         "http://base.test/s/in.xml",
         "http://xml.test/dir/after.xml",
     ]
+
+
+SITEMAP_INDEX = (
+    b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    b"<sitemap><loc>/maps/a.xml.gz</loc></sitemap><sitemap><loc>http://xml.test/b.xml</loc>"
+    b"</sitemap></sitemapindex>"
+)
+
+
+@pytest.mark.parametrize("threshold", [1 << 20, 64])
+def test_a_sitemap_index_names_its_entries_as_sitemaps(tmp_path, md, threshold):
+    found, _, result = links(tmp_path, md, SITEMAP_INDEX, stream_threshold_bytes=threshold)
+    assert found == ["http://xml.test/maps/a.xml.gz", "http://xml.test/b.xml"]
+    assert result.sitemaps == ("http://xml.test/maps/a.xml.gz", "http://xml.test/b.xml")
+    assert links(tmp_path / "urlset", md, SITEMAP)[2].sitemaps == ()

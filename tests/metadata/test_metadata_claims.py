@@ -4,12 +4,13 @@ either engine; two claimers never hold one page; a dead worker's claims expire."
 import pytest
 
 from conventions import host_hash, part_of
-from metadata import ManualClock, Metadata
+from metadata import FetchResult, ManualClock, Metadata, PageType
 from tests.paths import ROOT
 from tests.stores import in_threads
 
 PARTS = 3
 URLS = [f"http://host{h}.test/page/{n}" for h in range(12) for n in range(5)]
+NEW = [f"http://host{h}.test/new/{n}" for h in range(12) for n in range(5)]
 
 
 @pytest.fixture
@@ -63,6 +64,28 @@ def test_released_pages_and_what_is_not_due(md):
     assert md.claim_due(0, 1, "w3", limit=5, due_by=9.0, lease_s=60, now=1.0) == []
     with pytest.raises(ValueError, match="part 3"):
         md.claim_due(3, 3, "w", limit=1, due_by=0.0, lease_s=1)
+
+
+def test_found_links_are_claimed_only_if_of_the_part_due_and_free(md):
+    """What a worker claims of the links it just found (``claim_due(among=…)``): the same
+    conditions among the given ids, up to ``limit``; a kill -9 leaves them leased."""
+    ids = md.ids_for(URLS)
+    ours = [i for i, url in zip(ids, URLS, strict=True) if part_of(url, PARTS) == 1]
+    theirs = [i for i, url in zip(ids, URLS, strict=True) if part_of(url, PARTS) != 1]
+    held = md.claim_due(1, PARTS, "other", limit=10, due_by=10.0, lease_s=60, now=0, among=ours[:2])
+    assert held == sorted(ours[:2])
+    md.set_scores("next_refresh", [ours[2]], [50.0])  # planned later: not due
+    md.record_fetches([FetchResult(ours[3], 10.0, PageType.DEAD, 404)])
+    got = md.claim_due(1, PARTS, "w", limit=1000, due_by=10.0, lease_s=60, now=1.0, among=ids)
+    assert got == sorted(ours[4:])  # not another part's, held, not due, nor dead
+    assert not set(got) & set(theirs)
+    assert md.claimed_by("w") == got
+    more = [i for i, url in zip(md.ids_for(NEW), NEW, strict=True) if part_of(url, PARTS) == 1]
+    two = md.claim_due(1, PARTS, "w", limit=2, due_by=10.0, lease_s=60, now=1.0, among=more)
+    assert len(two) == 2 and set(two) <= set(more)
+    # the leases run out like a poll's: after a kill -9 a poll takes them again
+    again = md.claim_due(1, PARTS, "heir", limit=1000, due_by=10.0, lease_s=60, now=61.0)
+    assert set(got) | set(two) <= set(again)
 
 
 def test_concurrent_claimers_never_share_a_page(store_url):

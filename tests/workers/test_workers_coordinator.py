@@ -47,3 +47,48 @@ async def test_the_refresh_pass_makes_the_workers_pages_due_in_the_store(store_u
         due = md.claim_due(0, 1, "w", limit=10, due_by=clock.now(), lease_s=60.0)
         # the refused page is looked at again after a pass: the pass plans every page anew
         assert due == sorted([read, failed, unread])
+
+
+async def test_dead_and_redirected_pages_are_rechecked_every_dead_recheck_units(store_url):
+    """As the daemon's background level (docs/refresh.md): a DEAD page and a redirect are
+    not due until ``dead_recheck_units`` have passed since their last access; the pass then
+    makes them due and the worker queues them at the background level."""
+    clock = ManualClock(DAY)
+    with Metadata.create(store_url, clock=clock) as md:
+        dead, moved, target = md.ids_for(
+            ["http://a.test/dead", "http://a.test/moved", "http://a.test/target"]
+        )
+        md.record_fetches(
+            [
+                FetchResult(dead, DAY, PageType.DEAD, 404, reason="not found"),
+                FetchResult(moved, DAY, PageType.UNKNOWN, 301, redirect_to=target),
+            ]
+        )
+        settings = RefreshSettings(bandwidth_per_unit=10.0, dead_recheck_units=3)
+        queue = StoreQueue(md, clock)
+        opic = restore_opic(md, Config().opic)
+        refresh = RefreshPass(md, settings, clock, queue, opic, WorkersParking())
+        await refresh.run()
+        assert md.claim_due(0, 1, "w", limit=10, due_by=clock.now(), lease_s=60.0) == [target]
+        clock.advance(2 * DAY)
+        await refresh.run()
+        assert md.claim_due(0, 1, "w", limit=10, due_by=clock.now(), lease_s=60.0) == []
+        clock.advance(DAY)  # three units since their last access
+        await refresh.run()
+        due = md.claim_due(0, 1, "w", limit=10, due_by=clock.now(), lease_s=60.0)
+        assert due == sorted([dead, moved])
+        pages = md.claimed_pages(due)
+        assert {(url_id, background) for url_id, _, _, background in pages} == {
+            (dead, True),
+            (moved, True),
+        }
+        now = clock.now()  # the worker re-checks them: still dead, still moved
+        md.record_fetches(
+            [
+                FetchResult(dead, now, PageType.DEAD, 404, reason="not found"),
+                FetchResult(moved, now, PageType.UNKNOWN, 301, redirect_to=target),
+            ]
+        )
+        md.finish_claims(due, "w")  # not due again before three more units
+        await refresh.run()
+        assert md.claim_due(0, 1, "w", limit=10, due_by=clock.now(), lease_s=60.0) == []

@@ -210,3 +210,26 @@ def test_a_pause_stops_the_workers_fetching_and_gives_their_claims_back(repo, we
         assert worker.stop(signal.SIGTERM) == 0
     finally:
         worker.kill()
+
+
+def test_xyleme_stop_stops_run_workers_as_sigterm_does(repo, web):
+    run = RunningDaemon(repo, "--workers", "1", "--simweb-port", str(web.port))
+    try:
+        run.wait_for("leads", timeout=60)
+        wait_until(lambda: len(read_pages(repo)) >= 20, timeout=120)
+        again = CliRunner().invoke(cli, ["--repo", str(repo), "run", "--workers", "1"])
+        assert again.exit_code == 1 and "already runs on" in again.output, again.output
+        stop = CliRunner().invoke(cli, ["--repo", str(repo), "stop", "--timeout", "90"])
+        assert stop.exit_code == 0, stop.output
+        assert stop.stdout.startswith(f"workers' supervisor (pid {run.process.pid}) stopped in ")
+        assert run.process.wait(30) == 0  # a clean stop, as after SIGTERM
+    finally:
+        run.kill()
+    run.wait_for("`xyleme stop`: stopping the workers and the coordinator")
+    run.wait_for("every worker and the coordinator stopped")
+    assert [w["state"] for w in workers(repo)] == ["stopped"]
+    assert claims(status_url(repo), workers(repo)[0]["name"]) == {}
+    with Metadata.open(status_url(repo)) as md:
+        assert md.state_keys("command/") == [] and md.state_keys("answer/") == []
+    stopped = CliRunner().invoke(cli, ["--repo", str(repo), "stop"])
+    assert stopped.exit_code == 2

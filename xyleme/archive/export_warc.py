@@ -4,10 +4,16 @@ Whole files are copied byte for byte. A filtered export keeps each file's warcin
 and the records whose WARC-Date falls in ``[since, until)`` and whose target URL starts
 with ``url_prefix``, copied as the gzip members they are (never decoded, re-encoded or held
 in memory), so the result is a valid WARC file that indexers read like the originals.
+
+The crawl workers of a shared store write their archives in folders of their own,
+``archive/part-I-of-N/`` (docs/scaleout.md): the export reads the archive's folder and every
+part's, parts in order (into a folder, each part's files go to a sub-folder of the same
+name: two workers' files may share a name).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +25,17 @@ from warcio.archiveiterator import ArchiveIterator
 from xyleme.archive.warcfiles import warc_files
 
 _CHUNK = 1 << 20
+_PART = re.compile(r"part-(\d+)-of-(\d+)")
+
+
+def archive_folders(archive: Path) -> list[Path]:
+    """The archive's folder, then its crawl workers' (``part-I-of-N``), by N then I."""
+    parts = []
+    for folder in archive.iterdir() if archive.is_dir() else ():
+        found = _PART.fullmatch(folder.name)
+        if found and folder.is_dir():
+            parts.append(((int(found.group(2)), int(found.group(1))), folder))
+    return [archive, *(folder for _, folder in sorted(parts))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +100,16 @@ def _copy_bytes(source: BinaryIO, out: BinaryIO, length: int) -> None:
 
 
 def export_warc(archive: Path, out: BinaryIO | Path, keep: RecordFilter) -> tuple[int, int]:
-    """Export the archive's finished files into one stream, or a folder (one file per
-    source file, same names). Returns (files read, records copied; -1 when whole files
-    were copied)."""
-    sources = warc_files(archive)
+    """Export the finished files of the archive and of its workers' parts into one stream,
+    or a folder (one file per source file, same names, a part's in its sub-folder).
+    Returns (files read, records copied; -1 when whole files were copied)."""
+    sources = [source for folder in archive_folders(archive) for source in warc_files(folder)]
     copied = 0
     for source in sources:
         if isinstance(out, Path):
-            out.mkdir(parents=True, exist_ok=True)
-            with (out / source.name).open("wb") as target:
+            into = out / source.parent.relative_to(archive)
+            into.mkdir(parents=True, exist_ok=True)
+            with (into / source.name).open("wb") as target:
                 counted = copy_records(source, target, keep)
         else:
             counted = copy_records(source, out, keep)

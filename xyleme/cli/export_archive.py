@@ -67,6 +67,7 @@ def _warc(
     archive: Path, output: str, since: float | None, until: float | None, prefix: str
 ) -> None:
     from xyleme.archive import OPEN_SUFFIX, WARC_SUFFIX, RecordFilter, export_warc
+    from xyleme.archive.export_warc import archive_folders
 
     if not archive.is_dir():
         raise click.ClickException(f"no archive at {archive} ([archive] enabled = false?)")
@@ -85,7 +86,11 @@ def _warc(
         raise click.ClickException(f"cannot export the archive: {error}") from None
     written = "whole files" if records < 0 else f"{records} record(s)"
     click.echo(f"{files} WARC file(s) read, {written} exported", err=True)
-    still_open = list(archive.glob(f"*{WARC_SUFFIX}{OPEN_SUFFIX}"))
+    still_open = [
+        path
+        for folder in archive_folders(archive)
+        for path in folder.glob(f"*{WARC_SUFFIX}{OPEN_SUFFIX}")
+    ]
     if still_open:
         click.echo(
             f"{len(still_open)} file(s) still being written (daemon running) left out", err=True

@@ -1,4 +1,5 @@
-"""``xyleme stop``: ask the repository's daemon to stop cleanly, and wait until it has.
+"""``xyleme stop``: ask the repository's daemon to stop cleanly, and wait until it has (or
+``xyleme run --workers``: its supervisor stops its workers and coordinator as on SIGTERM).
 
 The request goes through the command table (:func:`xyleme.commands.stop_daemon`), so it
 works whoever started the daemon and wherever its pid file is; the daemon then stops as on
@@ -42,16 +43,18 @@ def stop(ctx: click.Context, timeout: float, as_json: bool) -> None:
     """
     from xyleme import commands
     from xyleme.cli.ops import DATABASE, open_metadata
-    from xyleme.lock import holder_pid
+    from xyleme.lock import SUPERVISOR_LOCK_FILE, holder_pid
 
     repository = repo_path(ctx)
     if not (repository / DATABASE).exists():
         with open_metadata(repository, readonly=True):
             pass  # raises the repository's own "not a repository" message
-    pid = holder_pid(repository)
+    pid, who = holder_pid(repository), "daemon"
+    if pid is None:  # `xyleme run --workers`: its supervisor takes the stop request
+        pid, who = holder_pid(repository, SUPERVISOR_LOCK_FILE), "workers' supervisor"
     if pid is None:
         _say(as_json, 2, f"no daemon runs on {repository}: nothing to stop", pid, False, 0.0)
-    who = f"daemon (pid {pid})" if pid else "daemon"
+    who = f"{who} (pid {pid})" if pid else who
     with open_metadata(repository, readonly=False) as md:
         outcome = commands.stop_daemon(md, partial(_running, repository), timeout)
     if outcome.stopped:
@@ -71,10 +74,12 @@ def stop(ctx: click.Context, timeout: float, as_json: bool) -> None:
 
 
 def _running(repository: Path) -> bool:
-    """Whether a daemon still holds the repository (it lets go once it has stopped)."""
-    from xyleme.lock import holder_pid
+    """Whether a daemon or the workers' supervisor still holds the repository (each lets go
+    once it and its processes have stopped)."""
+    from xyleme.lock import LOCK_FILE, SUPERVISOR_LOCK_FILE, holder_pid
 
-    return holder_pid(repository) is not None
+    held = (holder_pid(repository, file) for file in (LOCK_FILE, SUPERVISOR_LOCK_FILE))
+    return any(pid is not None for pid in held)
 
 
 def _say(

@@ -4,15 +4,21 @@ them on one machine (:mod:`xyleme.supervisor`)."""
 
 from __future__ import annotations
 
+import logging
+import os
+from functools import partial
 from pathlib import Path
 
 import click
 
-from metadata import MetadataError, target_of
+from metadata import Metadata, MetadataError, target_of
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.ops import config_option, effective_config
+from xyleme.lock import SUPERVISOR_LOCK_FILE, DaemonLock, RepositoryLocked
 from xyleme.logs import FORMATS, configure_logging
+
+log = logging.getLogger(__name__)
 
 DATABASE = "metadata.db"
 
@@ -166,7 +172,7 @@ def run_workers(
 
     repository = repo_path(ctx)
     require_postgres(repository, "xyleme run --workers")
-    effective_config(repository, config_file)  # a wrong configuration is refused before any start
+    config = effective_config(repository, config_file)  # a wrong one is refused before any start
     configure_logging(log_format)
     common = ["--log-format", log_format]
     if config_file is not None:
@@ -174,8 +180,40 @@ def run_workers(
     worker_options = [*common] + (
         [] if simweb_port is None else ["--simweb-port", str(simweb_port)]
     )
-    supervisor = Supervisor(child_commands(repository, workers, worker_options, common))
+    lock = DaemonLock(repository, SUPERVISOR_LOCK_FILE)
     try:
-        supervisor.run()
+        lock.acquire()
+    except RepositoryLocked as error:
+        raise click.ClickException(
+            f"xyleme run --workers already runs on {repository} "
+            f"({f'process {error.pid}' if error.pid else 'another process'}): "
+            "`xyleme stop` stops it"
+        ) from None
+    try:
+        with Metadata.open(repository / DATABASE, settings=config.metadata) as md:
+            supervisor = Supervisor(
+                child_commands(repository, workers, worker_options, common),
+                stop_requested=partial(stop_asked, md),
+            )
+            supervisor.run()
     except SupervisorFailed as error:
         raise click.ClickException(str(error)) from None
+    finally:
+        lock.release()
+
+
+def stop_asked(md: Metadata) -> bool:
+    """Whether ``xyleme stop`` asked the supervisor to stop (the request answered); a store
+    that does not answer is logged and asked again at the next poll."""
+    from xyleme import commands
+
+    try:
+        taken = commands.take_pending(md, only="stop")
+    except MetadataError as error:
+        log.warning("could not read the command table: %s", error)
+        return False
+    for command_id, _, _ in taken:
+        pid = os.getpid()
+        reply = commands.Answer(f"workers' supervisor (pid {pid}) stopping", {"pid": pid})
+        commands.answer(md, command_id, reply)
+    return bool(taken)

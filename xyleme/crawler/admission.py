@@ -63,6 +63,7 @@ class LinkAdmission:
         *,
         referrer: int | None = None,
         reload: bool = False,
+        sitemap: bool = False,
     ) -> bool:
         """Queue a URL (or a known URL-Id) at a level, ordered in it by ``score`` (higher first).
 
@@ -70,19 +71,21 @@ class LinkAdmission:
         the URL is refused — invalid, out of scope, a trap or an unwanted suffix, each
         recorded with ``Metadata.reject`` and its reason — or already queued as urgently.
         An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
-        ``reload`` reads the page for the loader even if unchanged (``Request.reload``).
+        ``reload`` reads the page for the loader even if unchanged (``Request.reload``);
+        ``sitemap`` reads it as a sitemap the site names, never refused by its suffix
+        (``Request.sitemap``).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
             return self._admit(
-                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload
+                self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload, sitemap
             )
         try:
             url = canonicalize_url(url_or_id)
         except InvalidURL as error:
             self._reject_now(url_or_id, error.reason, referrer)
             return False
-        return self._admit(url, None, level, score, referrer, reload)
+        return self._admit(url, None, level, score, referrer, reload, sitemap)
 
     async def submit_plan(self, batches: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> int:
         """Queue a refresh plan, ``(url_ids, level, scores)`` per batch, in one call.
@@ -113,9 +116,10 @@ class LinkAdmission:
         score: float,
         referrer: int | None,
         reload: bool,
+        sitemap: bool = False,
     ) -> bool:
         """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then)."""
-        refusal = self._refusal(url, dependency=level == Level.DEPENDENCY)
+        refusal = self._refusal(url, any_suffix=level == Level.DEPENDENCY or sitemap)
         if refusal is not None:
             self._reject_now(url, refusal, referrer)
             return False
@@ -128,6 +132,7 @@ class LinkAdmission:
             referrer=referrer,
             dependency=level == 0,
             reload=reload,
+            sitemap=sitemap,
         )
         return self.frontier.push(request)
 
@@ -157,7 +162,7 @@ class LinkAdmission:
             canonical = canonicalize_url(url)
         except InvalidURL:
             return False  # no URL-Id: nothing can wait on it
-        refusal = self._refusal(canonical, dependency=True)
+        refusal = self._refusal(canonical, any_suffix=True)
         if refusal is not None and self._lane is not None:
             # The loader may not have written the URL-Id its documents wait on yet (it asks
             # mid-load): the id is made here, and the lane serves the failure after that load.
@@ -165,16 +170,20 @@ class LinkAdmission:
             self._lane.fail(url_id, canonical, refusal)  # its waiting documents load now
         return False
 
-    def _refusal(self, url: str, *, dependency: bool = False) -> str | None:
-        """Why a canonical URL is not fetched (scope, trap shape, suffix), or None."""
+    def _refusal(self, url: str, *, any_suffix: bool = False) -> str | None:
+        """Why a canonical URL is not fetched (scope, trap shape, suffix), or None; the
+        suffix list (links to media) spares ``any_suffix``: a dependency, a named sitemap."""
         reason = self.scope.refusal(url) or self._traps.refusal(url)
-        if reason is None and not dependency:
+        if reason is None and not any_suffix:
             reason = self._suffixes.refusal(url)
         return reason
 
-    def link_refusal(self, url: str) -> str | None:
+    def link_refusal(self, url: str, *, sitemap: bool = False) -> str | None:
         """Why a canonical link is not followed (scope, trap shape, suffix), or None: the
-        loader's admission of XML links, the same as an HTML link's (thread-safe)."""
+        loader's admission of XML links, the same as an HTML link's (thread-safe); a
+        ``sitemap`` a sitemap index names is spared the suffix list."""
+        if sitemap:
+            return self._refusal(url, any_suffix=True)
         return self._link_refusal(url)
 
     def _reject_now(self, url: str, reason: str, referrer: int | None) -> None:
@@ -275,6 +284,12 @@ class LinkAdmission:
         """
         for retried in result.retried:
             self._loaded(retried, depth)
+        # A stored sitemap index (new or changed) has its entries read, as sitemaps, once a
+        # run (two indexes that list each other and change at each read make no loop).
+        sitemaps = _canonical_set(result.sitemaps)
+        for sitemap in sitemaps - self._indexed_sitemaps:
+            self._indexed_sitemaps.add(sitemap)
+            self.submit(sitemap, Level.SCOUTING, referrer=result.url_id, sitemap=True)
         if result.outcome != LoadOutcome.STORED or not result.links:
             return
         if depth >= self.settings.max_scout_depth:
@@ -282,6 +297,8 @@ class LinkAdmission:
         follow: list[tuple[int, str]] = []
         refused: list[tuple[str, str, int | None]] = []
         for child in result.children:  # the loader's admitted links: (URL-Id, URL)
+            if child[1] in sitemaps:
+                continue  # submitted above
             reason = self._link_refusal(child[1])
             if reason is None:
                 follow.append(child)
@@ -291,3 +308,14 @@ class LinkAdmission:
         self.metadata.reject_many(refused)
         urls, ids = [url for _, url in follow], [url_id for url_id, _ in follow]
         self._scout(urls, result.url_id, depth, ids)
+
+
+def _canonical_set(urls: Sequence[str]) -> set[str]:
+    """The canonical forms of ``urls`` (an invalid one is left out: the loader recorded it)."""
+    found = set()
+    for url in urls:
+        try:
+            found.add(canonicalize_url(url))
+        except InvalidURL:
+            continue
+    return found

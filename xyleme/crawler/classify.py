@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,14 +21,16 @@ from xyleme.crawler.content import (
     headers_for_loader,
     media_type,
 )
-from xyleme.crawler.fetcher import Body, discard_spooled
+from xyleme.crawler.fetcher import Body, FetchError, discard_spooled
 from xyleme.crawler.frontier import Request
 from xyleme.crawler.htmlparse import MalformedHTML, extract_links_off_loop
 from xyleme.crawler.politeness import retry_after_seconds
+from xyleme.crawler.sitemapbody import SITEMAP_JUNK, gunzip_sitemap, is_gzip, read_text_sitemap
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+log = logging.getLogger(__name__)
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 GONE = frozenset({404, 410})
@@ -84,6 +87,8 @@ class ResponseClassification:
         """Type a read body, hash it, and take an HTML page's links and directives; a body
         for the loader stays in ``outcome.body`` (whoever clears that removes its file)."""
         request, result = outcome.request, outcome.result
+        if request.sitemap and is_gzip(body):
+            return await self._unpacked_sitemap(outcome, body, headers)
         result.size = body.size
         result.md5 = body.md5
         kind = None
@@ -92,6 +97,8 @@ class ResponseClassification:
         else:
             nosniff = forbids_sniffing(headers.get("X-Content-Type-Options"))
             kind = classify(result.content_type, request.url, body.head, nosniff=nosniff)
+            if request.sitemap and kind.page_type not in (PageType.XML, PageType.HTML):
+                return self._text_sitemap(outcome, body, kind)
             if not kind.is_document:
                 return self._as_resource(request, result, kind)
             page_type = kind.page_type
@@ -114,6 +121,49 @@ class ResponseClassification:
             self._take_canonical(outcome, links.follows_links)
         elif self.sink is not None:
             outcome.body, outcome.headers = body.content, headers_for_loader(headers, kind)
+        return outcome
+
+    async def _unpacked_sitemap(
+        self, outcome: Outcome, packed: Body, headers: Mapping[str, str]
+    ) -> Outcome:
+        """A sitemap that is a gzip file (``sitemap.xml.gz``): unpacked under the caps, then
+        examined by its own bytes (the gzip Content-Type says nothing of them)."""
+        request, result = outcome.request, outcome.result
+        settings = self.settings
+        try:
+            body = gunzip_sitemap(
+                packed, settings.max_decoded_bytes, settings.spool_over_bytes, settings.spool_dir
+            )
+        except FetchError as error:
+            return self._failed(request, result, error.reason, error.kind)
+        result.content_type = None
+        unpacked = {
+            name: value for name, value in headers.items() if name.lower() != "content-type"
+        }
+        try:
+            return await self._examine(outcome, body, unpacked)
+        finally:
+            if outcome.body is None:
+                body.discard()
+
+    def _text_sitemap(self, outcome: Outcome, body: Body, kind: Kind) -> Outcome:
+        """A sitemap that is no XML: the protocol's text form, one URL per line; its URLs
+        are its links (within scope as always), the page a resource that has children."""
+        request, result = outcome.request, outcome.result
+        found = read_text_sitemap(body.data())
+        outcome = self._as_resource(request, result, kind)
+        invalid: list[tuple[str, str]] = []
+        links: list[str] = []
+        for url in found.urls:
+            try:
+                links.append(canonicalize_url(url))
+            except InvalidURL as error:
+                invalid.append((url, error.reason))
+        outcome.children, outcome.rejects = self._keep_links(links, invalid)
+        outcome.follow = list(outcome.children)
+        if found.junk:
+            self.stats.rejected[SITEMAP_JUNK] += found.junk
+        log.info("%s: %s", request.url, found.note())
         return outcome
 
     def _as_resource(self, request: Request, result: FetchResult, kind: Kind) -> Outcome:
@@ -148,7 +198,7 @@ class ResponseClassification:
         if len(chain) > self.settings.max_redirects:
             reason = f"more than {self.settings.max_redirects} redirects"
             return self._failed(request, result, reason, "redirect")
-        refusal = self._refusal(target, dependency=request.dependency)
+        refusal = self._refusal(target, any_suffix=request.read_whole)
         if refusal is not None:
             outcome = self._failed(request, result, f"redirect refused: {refusal}", "redirect")
             outcome.rejects.append((target, refusal))

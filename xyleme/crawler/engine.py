@@ -47,7 +47,7 @@ from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
 from xyleme.crawler.traps import HostBudget, TrapGuard
-from xyleme.crawler.writer import ResultWriter
+from xyleme.crawler.writer import LinkClaims, ResultWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,6 +122,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self.robots = RobotsCache.from_settings(settings)
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
+        self._indexed_sitemaps: set[str] = set()  # a sitemap index's entries submitted this run
         self._traps = TrapGuard.from_settings(settings)
         self._suffixes = SuffixDenyList(frozenset(settings.denied_suffixes))
         self.scope = scope if scope is not None else Scope(settings.scope)
@@ -140,6 +141,10 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self.follows_links = True
         """Whether found links and redirect targets are queued here; a crawl worker of a
         shared store (``xyleme.worker``) only stores them: their part's owner claims them."""
+        self.link_claims: LinkClaims | None = None
+        self._claimed: list[Request] = []  # found links claimed by the last commit
+        """A crawl worker's claims of the found links of its own part (``follows_links``
+        off): taken in the transaction that records them, queued once it commits."""
         self.commits_in_thread = False
         """Whether a batch of results is committed in a thread (a store across the network,
         whose round trips would otherwise hold the event loop) rather than on the loop."""

@@ -174,7 +174,7 @@ class FetchStep:
                 return self._failed(request, result, f"HTTP {status}", kind), None
             nosniff = forbids_sniffing(response.headers.get("X-Content-Type-Options"))
             kind = declared_kind(result.content_type, nosniff=nosniff)
-            if kind is not None and not kind.is_document and not request.dependency:
+            if kind is not None and not kind.is_document and not request.read_whole:
                 return await self._resource(request, result, response, kind), None
             body, wire = await self.fetcher.read_body(
                 response,

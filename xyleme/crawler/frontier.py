@@ -47,6 +47,9 @@ class Request:
     attempts: int = 0
     dependency: bool = False
     """Asked by the loader (a DTD or an external entity)."""
+    sitemap: bool = False
+    """Named as a sitemap by the site (robots.txt, a sitemap index): read as one, whatever
+    its suffix (a ``.xml.gz`` is not refused) or its packing (gzip, plain text)."""
     reload: bool = False
     """Read again for the loader: asked unconditionally, and the body goes to the loader even
     if unchanged (a load that a crash cut off after the read was committed)."""
@@ -60,6 +63,12 @@ class Request:
     def __post_init__(self) -> None:
         if not self.host:
             self.host = host_key(self.url)
+
+    @property
+    def read_whole(self) -> bool:
+        """Whether the body is read whatever its declared type (a DTD comes as anything, a
+        sitemap as a gzip file)."""
+        return self.dependency or self.sitemap
 
 
 class Frontier:

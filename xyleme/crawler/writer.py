@@ -9,9 +9,10 @@ import asyncio
 import itertools
 import logging
 from dataclasses import dataclass
+from typing import Protocol
 
 from loader import FetchedBody
-from metadata import FetchResult, PageType
+from metadata import FetchResult, Metadata, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome
 from xyleme.crawler.frontier import Level, Request
@@ -20,6 +21,19 @@ log = logging.getLogger(__name__)
 
 
 UNRECORDED = object()  # a fetch the metadata refused: no event follows it
+
+
+class LinkClaims(Protocol):
+    """A crawl worker's claims of the links it finds on its own part's hosts
+    (``Crawler.link_claims``): the links skip the store's claim poll, as the daemon queues
+    its links at once, and each fetch it makes is still of a page it claimed."""
+
+    def claim(self, metadata: Metadata, url_ids: list[int]) -> list[int]:
+        """Claim those of ``url_ids`` its part may fetch now through ``metadata``, inside the
+        transaction that records them (any thread); the ids claimed."""
+
+    def taken(self, url_ids: list[int]) -> None:
+        """Those claims committed (on the event loop, before their requests are queued)."""
 
 
 @dataclass(slots=True)
@@ -93,6 +107,7 @@ class ResultWriter:
         except Exception:
             log.exception("batch of %d fetch results refused: recording one by one", len(batch))
             verdicts = [self._record_alone(outcome) for outcome in batch]
+        self._queue_claimed()
         for count, (outcome, changed) in enumerate(zip(batch, verdicts, strict=True), 1):
             if changed is not UNRECORDED:
                 await self._after_commit(outcome, changed)
@@ -143,7 +158,37 @@ class ResultWriter:
             results.append(result)
         with metadata.transaction():  # the refused links commit with their pages' records
             metadata.reject_many(refusals)
-            return metadata.record_fetches(results)
+            verdicts = metadata.record_fetches(results)
+            found = self._found_links(batch) if self.link_claims is not None else {}
+            claimed = self.link_claims.claim(metadata, list(found)) if found else []
+        self._claimed.extend(found[url_id] for url_id in claimed)  # committed: queued next
+        return verdicts
+
+    def _found_links(self, batch: list[Outcome]) -> dict[int, Request]:
+        """The links the batch's pages would scout (``_after_commit``), as requests by URL-Id."""
+        ids, found = self._url_ids, {}
+        for outcome in batch:
+            request = outcome.request
+            if outcome.follow and request.depth < self.settings.max_scout_depth:
+                for url in outcome.follow:
+                    url_id = ids.get(url)
+                    if url_id is not None and url_id not in found:
+                        found[url_id] = Request(
+                            url,
+                            Level.SCOUTING,
+                            url_id=url_id,
+                            referrer=request.url_id,
+                            depth=request.depth + 1,
+                        )
+        return found
+
+    def _queue_claimed(self) -> None:
+        """Queue the found links the last commit claimed (``link_claims``)."""
+        if self._claimed:
+            claimed, self._claimed = self._claimed, []
+            self.link_claims.taken([request.url_id for request in claimed])
+            for request in claimed:
+                self.frontier.push(request)
 
     def _remember_ids(self, urls: list[str], url_ids: list[int | None]) -> None:
         """Keep recent URL -> URL-Id answers (they never change); forget the oldest half
@@ -176,6 +221,7 @@ class ResultWriter:
                 redirects=(*request.redirects, request.url),
                 dependency=request.dependency,
                 reload=request.reload,
+                sitemap=request.sitemap,
             )
             self.frontier.push(target)
         if outcome.follow and request.depth < self.settings.max_scout_depth:

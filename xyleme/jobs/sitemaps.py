@@ -1,6 +1,8 @@
 """Sitemaps: the first page read from a host queues the sitemaps its robots.txt names.
 
-The loader reads a sitemap's URLs as its links, and they are scouted like any.
+The loader reads a sitemap's URLs as its links, and they are scouted like any. A sitemap is
+submitted as one (``sitemap=True``): its suffix is not refused (``sitemap.xml.gz``), a gzip
+body is unpacked and a plain-text one read line by line (:mod:`xyleme.crawler.sitemapbody`).
 """
 
 from __future__ import annotations
@@ -27,4 +29,4 @@ class SitemapQueue:
         rules = self.crawler.robots.lookup(host, time.monotonic())
         if rules is not None and rules.parser is not None:
             for sitemap in rules.parser.sitemaps:
-                self.crawler.submit(sitemap, Level.SCOUTING)
+                self.crawler.submit(sitemap, Level.SCOUTING, sitemap=True)
