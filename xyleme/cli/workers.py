@@ -15,12 +15,12 @@ from metadata import Metadata, MetadataError, target_of
 from xyleme.cli import cli, repo_path
 from xyleme.cli.errors import InputError
 from xyleme.cli.ops import config_option, effective_config
+from xyleme.cli.reading import DATABASE, has_metadata
 from xyleme.lock import SUPERVISOR_LOCK_FILE, DaemonLock, RepositoryLocked
 from xyleme.logs import FORMATS, configure_logging
 
 log = logging.getLogger(__name__)
 
-DATABASE = "metadata.db"
 
 log_format_option = click.option(
     "--log-format",
@@ -57,7 +57,7 @@ batch_option = click.option(
 def require_postgres(repository: Path, what: str) -> None:
     """A clear error (exit 2) when the repository's store is SQLite: several processes
     share a PostgreSQL store only."""
-    if not (repository / DATABASE).exists() and not (repository / "xyleme.toml").exists():
+    if not has_metadata(repository):
         raise click.ClickException(f"{repository} is not a xyleme repository (`xyleme init`)")
     try:
         sqlite = target_of(repository / DATABASE).path is not None
