@@ -22,7 +22,7 @@ from xyleme.cli.errors import InputError
 from xyleme.cli.export_archive import ARCHIVE_KINDS, archive_export
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit, when
 from xyleme.cli.params import MOMENT
-from xyleme.cli.reading import DATABASE, json_option, open_metadata
+from xyleme.cli.reading import has_metadata, json_option, open_metadata
 from xyleme.config import CONFIG_FILE, Config, ConfigError, as_dict, as_toml, load_config
 from xyleme.lock import DaemonLock, RepositoryLocked
 from xyleme.scope_config import repository_scope, seed_refusals
@@ -57,7 +57,7 @@ def config_option(function: Any) -> Any:
 def holding(repository: Path) -> Iterator[bool]:
     """Hold the repository while a command runs directly; yields False, holding nothing, when
     a daemon holds it (the command is handed over then). Not a repository: a CLI error."""
-    if not (repository / DATABASE).exists():
+    if not has_metadata(repository):
         with open_metadata(repository, readonly=True):
             pass  # raises the repository's own "not a repository" message
     lock = DaemonLock(repository)

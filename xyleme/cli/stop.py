@@ -42,7 +42,7 @@ def stop(ctx: click.Context, timeout: float, as_json: bool) -> None:
     Example: `xyleme --repo crawl stop --timeout 120`.
     """
     from xyleme import commands
-    from xyleme.cli.ops import DATABASE, open_metadata
+    from xyleme.cli.reading import DATABASE, open_metadata
     from xyleme.lock import SUPERVISOR_LOCK_FILE, holder_pid
 
     repository = repo_path(ctx)
