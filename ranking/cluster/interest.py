@@ -108,6 +108,10 @@ class ClusterInterest(_ClusterRanking):
         state = self.bound_state
         state.factor, state.frozen, state.contracting = np.inf, False, False
 
+    def _survived(self, lost: WorkersLost) -> None:
+        super()._survived(lost)
+        self.last_bound = float("inf")
+
     def step(self) -> None:
         scale = 1.0
         try:
@@ -120,7 +124,6 @@ class ClusterInterest(_ClusterRanking):
                 self._sweep(scale)
         except WorkersLost as lost:
             self._survived(lost)
-            self.last_bound = float("inf")
         self.sweeps += 1
         self._stale = max(self._stale - 1, 0)
         self.consistent = self._stale == 0

@@ -43,7 +43,8 @@ import numpy as np
 
 from ranking.cluster.actors import SliceCluster, WorkersLost
 from ranking.cluster.exchange import TIMES
-from ranking.stepping import IterativeRanking
+from ranking.result import RankResult
+from ranking.stepping import IterativeRanking, StopRule, checked
 
 #: Seconds between two polls of the chaotic workers' residuals.
 POLL_S = 0.05
@@ -70,6 +71,7 @@ class _ClusterRanking(IterativeRanking):
         self._at_init: dict[str, float] = {}
         self._started = 0.0
         self._lost = 0
+        self.last_delta = float("inf")
 
     def init(self) -> None:
         super().init()
@@ -79,10 +81,26 @@ class _ClusterRanking(IterativeRanking):
         self._stale = 0
 
     def _survived(self, lost: WorkersLost) -> None:
-        """Replace the lost actors; the next sweep cannot stop the run either."""
+        """Replace the lost actors; neither the sweep that lost them nor the next one can
+        stop the run (their change figures no longer describe one vector)."""
         self._lost += len(lost.indices)
         self.cluster.replace(lost.indices, self.restore)
         self._stale = 2
+        self.consistent = False
+        self.last_delta = float("inf")
+
+    def run(self, stop: StopRule, *, strict: bool = False) -> RankResult:
+        """As on one machine, except that a worker lost while the result is gathered (after
+        the stop rule fired) took its slice of the vector with it: it is replaced and the
+        sweeps go on until the rule fires again."""
+        self.init()
+        while True:
+            while (fired := stop.check(self)) is None:
+                self.step()
+            try:
+                return checked(self.result(fired), strict)
+            except WorkersLost as lost:
+                self._survived(lost)
 
     @abstractmethod
     def restore(self, index: int, lost: list[int]) -> None:

@@ -160,27 +160,39 @@ def test_an_unreachable_scheduler_is_told(monkeypatch):
 
 class _KillAt:
     """A monitor that SIGKILLs the process of one worker when a sweep of ``kind`` passes
-    ``sweep``."""
+    ``sweep``, or, with ``sweep=None``, when a sweep's bound reaches the tolerance: the
+    stop rule then fires and the kill hits the gathering of the result."""
 
-    def __init__(self, client, sweep: int, kind: str = "importance") -> None:
+    def __init__(self, client, sweep: int | None, kind: str = "importance") -> None:
         self.pids = client.run(os.getpid)
         self.sweep = sweep
         self.kind = kind
         self.killed: int | None = None
 
     def sweep_done(self, kind: str, sweep: int, figure_name: str, figure: float) -> None:
-        if kind == self.kind and sweep >= self.sweep and self.killed is None:
+        if self.sweep is None:
+            due = figure_name == "l1_error_bound" and figure <= TOL
+        else:
+            due = sweep >= self.sweep
+        if kind == self.kind and due and self.killed is None:
             self.killed = self.pids[max(self.pids)]
             os.kill(self.killed, signal.SIGKILL)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mode", "kind"), [("sync", "importance"), ("chaotic", "importance"), ("chaotic", "interest")]
+    ("mode", "kind", "sweep"),
+    [
+        ("sync", "importance", 4),
+        ("chaotic", "importance", 4),
+        ("chaotic", "interest", 4),
+        ("sync", "importance", None),
+        ("chaotic", "interest", None),
+    ],
 )
-def test_a_worker_killed_mid_run_costs_its_slice_only(graph, single, mode, kind):
+def test_a_worker_killed_mid_run_costs_its_slice_only(graph, single, mode, kind, sweep):
     with dask_client(workers=2, memory_per_worker="600MB", dashboard=False) as own:
-        killer = _KillAt(own, 4, kind)
+        killer = _KillAt(own, sweep, kind)
         importance, interest = _rank(own, graph, mode=mode, monitor=killer, call_timeout=60)
     assert killer.killed is not None
     hit = importance if kind == "importance" else interest
