@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from loader.interfaces import MetadataPort
+from metadata import InvalidURL, URLTooLong, canonicalize_url
 
 Refusals = defaultdict[tuple[str, int], list[str]]
 """Refused URLs by (reason, referrer URL-Id), waiting to be recorded."""
@@ -52,6 +53,27 @@ class LinkAdmission:
                 self._recorded.add(url)
                 refused[reason, referrer].append(url)
         return kept
+
+    def judged(self, invalid: Iterable[str], referrer: int, refused: Refusals) -> list[str]:
+        """The URLs of ``invalid`` (no canonical form) left once those refused only for their
+        length are judged as links: one the crawl refuses anyway (out of scope, a trap) is
+        added to ``refused`` with that reason, since a link's scope comes before the length
+        a URL-Id allows. The others are the metadata manager's to record as invalid."""
+        if self.refusal is None:
+            return list(invalid)
+        left = []
+        for url in invalid:
+            try:
+                canonicalize_url(url)
+            except URLTooLong as error:
+                reason = self.refusal(error.canonical)
+                if reason is not None:
+                    refused[reason, referrer].append(error.canonical)
+                    continue
+            except InvalidURL:
+                pass
+            left.append(url)
+        return left
 
     @staticmethod
     def record(metadata: MetadataPort, refused: Refusals) -> None:

@@ -162,13 +162,18 @@ def _link_rows(
     ``ids_for`` call for all their URLs (canonicalised here; the URLs the metadata manager
     refuses are recorded with the document that named them, as ``ids_for`` does). A link the
     crawl does not admit (``admission``) is recorded as rejected, never given a URL-Id. A
-    document's link to itself (an Atom feed's ``rel="self"``) is not a child."""
+    document's link to itself is a child, once, as an HTML page's is (ARCHITECTURE.md "The
+    link matrix"); an Atom feed's ``rel="self"`` is no link at all (loader.vocabularies)."""
     keyed = []  # per document, the canonical links admitted, and its dependencies
     refused: Refusals = defaultdict(list)
     for url_id, links, dependencies in documents:
         urls = (*links, *dependencies)
         keys = [_canonical(url) for url in urls]
-        invalid = [url for url, key in zip(urls, keys, strict=True) if key is None]
+        invalid = [url for url, key in zip(links, keys, strict=False) if key is None]
+        invalid = admission.judged(invalid, url_id, refused)  # an off-site one: out of scope
+        invalid += [
+            url for url, key in zip(dependencies, keys[len(links) :], strict=True) if key is None
+        ]
         if invalid:
             metadata.ids_for(invalid, referrer=url_id)  # records why each was refused
         valid = (key for key in keys[: len(links)] if key is not None)
@@ -181,10 +186,10 @@ def _link_rows(
     del wanted
     rows = []
     for (url_id, _, _), (links, needed) in zip(documents, keyed, strict=True):
-        children: dict[int, str] = {}  # in link order, each once, not the document itself
+        children: dict[int, str] = {}  # in link order, each once
         for key in links:
             child = ids.get(key)
-            if child is not None and child != url_id:
+            if child is not None:
                 children.setdefault(child, key)
         found = [ids.get(key) for key in needed if key is not None]
         rows.append(

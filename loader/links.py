@@ -240,6 +240,9 @@ class LinkCollector:
                 self._add_link(base, value)
             elif dependency:
                 self.dependency(self._resolve(base, value))
+        elif rule.feed_link:
+            if "self" not in (element.get("rel") or "").lower().split():
+                self._add_link(base, value)
         elif rule.html_base:
             rebased = absolute_http_url(self._base, value)
             if rebased and self._fixed_base:

@@ -20,6 +20,7 @@ Mallard   ``href`` on any element, ``xref`` as a page id (``xref="intro"`` is th
           ``intro`` beside this one, with this page's suffix), ``media src`` if SVG or XML
 SVG       ``a`` ``href`` / ``xlink:href``; ``image`` ones if SVG; ``use``, gradients,
           filters and scripts are no links
+Atom      ``link href`` unless ``rel="self"`` (the feed's own address, RFC 4287 4.2.7.2)
 ========  ===============================================================================
 
 ``[loader.links]`` (``LoaderSettings.links``) adds attributes, by namespace. A reference
@@ -38,6 +39,7 @@ SVG = "http://www.w3.org/2000/svg"
 TEI = "http://www.tei-c.org/ns/1.0"
 DOCBOOK5 = "http://docbook.org/ns/docbook"
 MALLARD = "http://projectmallard.org/1.0/"
+ATOM = "http://www.w3.org/2005/Atom"
 GENERIC_LINKS = frozenset({"href", "src", XLINK_HREF})
 _MAY_BE_XML = (".svg", ".svgz", ".xml", ".xhtml", ".xht")
 _DOCUMENT_RELATIONS = frozenset(
@@ -63,12 +65,13 @@ class ElementRule:
     page_ids: frozenset[str] = frozenset()  # Mallard xref: a page id beside this page
     html_link: bool = False  # XHTML <link>: by its rel
     html_base: bool = False  # XHTML <base href>
+    feed_link: bool = False  # Atom <link href>: a link unless rel="self" (the feed itself)
     formats: bool = False  # DITA: @format may say the target is no document
     names: frozenset[str] = field(init=False)  # every attribute above
 
     def __post_init__(self) -> None:
         names = self.links | self.lists | self.media | self.page_ids
-        if self.html_link or self.html_base:
+        if self.html_link or self.html_base or self.feed_link:
             names |= {"href"}
         object.__setattr__(self, "names", names)
 
@@ -104,6 +107,8 @@ def _builtin(namespace: str, name: str) -> ElementRule:
         if name == "media":
             return ElementRule(links=frozenset({"href"}), media=frozenset({"src"}))
         return ElementRule(links=frozenset({"href"}), page_ids=frozenset({"xref"}))
+    if namespace == ATOM and name == "link":
+        return ElementRule(links=frozenset({XLINK_HREF}), feed_link=True)
     if namespace == "":
         return _unqualified(name)
     return GENERIC

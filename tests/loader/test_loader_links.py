@@ -70,14 +70,30 @@ def test_rss_channel_and_item_links(tmp_path, md):
     ]
 
 
-def test_atom_links(tmp_path, md):
+def test_atom_links_but_rel_self(tmp_path, md):
+    """``rel="self"`` names the feed's own address (RFC 4287), whatever URL it was read at:
+    no link; every other relation is one."""
     body = b"""<feed xmlns="http://www.w3.org/2005/Atom">
       <link rel="self" href="http://feeds.test/atom.xml"/>
+      <link rel="alternate" type="text/html" href="/blog/"/>
       <entry><link href="entries/1.xml"/></entry></feed>"""
     assert links(tmp_path, md, body)[0] == [
-        "http://feeds.test/atom.xml",
+        "http://xml.test/blog/",
         "http://xml.test/dir/entries/1.xml",
     ]
+
+
+def test_an_xhtml_link_to_itself_is_a_child_once(tmp_path, md):
+    """XHTML served as XML (PostgreSQL's manual under ``AddType application/xhtml+xml``)
+    links to itself as the same page served as HTML does: the self-link counts, once
+    (ARCHITECTURE.md "The link matrix"), whichever parser read the page."""
+    body = b"""<html xmlns="http://www.w3.org/1999/xhtml"><head>
+      <link rel="home" href="doc.xml"/></head><body>
+      <a href="doc.xml#top">this page</a><a href="./doc.xml">again</a><a href="b.xml">b</a>
+      </body></html>"""
+    found, _, result = links(tmp_path, md, body)
+    assert found == [URL, "http://xml.test/dir/b.xml"]
+    assert result.links == 2
 
 
 def test_a_feed_link_to_itself_is_not_a_child(tmp_path, md):

@@ -50,7 +50,7 @@ def test_links_and_dependencies_reach_link_data(loader, md):
     assert md.page(url_id).page_type is PageType.XML
 
 
-def test_a_link_to_the_document_itself_is_dropped_after_canonicalisation(loader, md):
+def test_a_feeds_rel_self_is_no_link_whatever_its_spelling(loader, md):
     url_id = fetched(md, DOC)
     body = b'<feed xmlns="http://www.w3.org/2005/Atom"><link rel="self" href="doc.xml"/>'
     body += b'<link rel="self" href="HTTP://xml.TEST/books/doc.xml"/><link href="next.xml"/></feed>'
