@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         StoreError,
         StoreFull,
         UnknownPage,
+        URLTooLong,
         VersionNotFound,
     )
     from metadata.glance import Glance
@@ -138,6 +139,7 @@ _HOME = {
     "StoreError": "errors",
     "StoreFull": "errors",
     "UnknownPage": "errors",
+    "URLTooLong": "errors",
     "VersionNotFound": "errors",
     "Metadata": "manager",
     "RevisitIndex": "revisits",
@@ -225,6 +227,7 @@ __all__ = [
     "Stored",
     "StoredDocument",
     "SystemClock",
+    "URLTooLong",
     "UnknownPage",
     "Validity",
     "VersionInfo",

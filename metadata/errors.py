@@ -34,6 +34,16 @@ class InvalidURL(MetadataError):
         self.reason = reason
 
 
+class URLTooLong(InvalidURL):
+    """A URL valid in all but its length: ``canonical`` is its canonical form all the same,
+    so whoever refuses it can say first whether it was in scope at all (an off-site link
+    is out of scope, whatever its length)."""
+
+    def __init__(self, url: str, reason: str, canonical: str) -> None:
+        super().__init__(url, reason)
+        self.canonical = canonical
+
+
 class NotARepository(MetadataError):
     """A file that is missing, corrupt, or not a xyleme metadata database."""
 

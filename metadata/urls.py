@@ -26,10 +26,13 @@ from urllib.parse import quote_from_bytes
 
 from yarl import URL
 
-from metadata.errors import InvalidURL
+from metadata.errors import InvalidURL, URLTooLong
 
 MAX_URL_LENGTH = 2048
 """Longest canonical URL given a URL-Id: longer ones are almost always session or trap URLs."""
+
+TOO_LONG = f"longer than {MAX_URL_LENGTH} characters"
+"""The reason of :class:`URLTooLong`."""
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 _HOST_FORBIDDEN = frozenset(' \t\r\n%<>"{}|\\^`')
@@ -72,7 +75,8 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
     ------
     InvalidURL
         No host, a scheme other than http/https, a malformed host or port, or longer than
-        :data:`MAX_URL_LENGTH` characters; ``reason`` says which.
+        :data:`MAX_URL_LENGTH` characters (:class:`URLTooLong`, carrying the canonical form
+        all the same); ``reason`` says which.
 
     Examples
     --------
@@ -85,8 +89,7 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
     """
     text = _as_browsers_read(url, query_encoding)
     if len(text) > 4 * MAX_URL_LENGTH:
-        # Not worth parsing: no normalisation shortens it enough.
-        raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
+        raise _too_long(url, text)  # not worth parsing: no normalisation shortens it enough
     try:
         parsed = URL(text)
     except (ValueError, TypeError) as error:
@@ -106,8 +109,20 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
         parsed = parsed.with_path("/", encoded=True, keep_query=True)
     canonical = str(parsed)
     if len(canonical) > MAX_URL_LENGTH:
-        raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
+        raise URLTooLong(url, TOO_LONG, canonical)
     return canonical
+
+
+def _too_long(url: str, text: str) -> InvalidURL:
+    """The error of a URL far over the limit: its origin canonical, the rest as written
+    (what a scope judges), or a plain :class:`InvalidURL` when even the origin is bad."""
+    scheme, separator, rest = text.partition("://")
+    authority, _, tail = rest.partition("/")
+    try:
+        origin = canonicalize_url(f"{scheme}{separator}{authority}/")
+    except InvalidURL:
+        return InvalidURL(url, TOO_LONG)
+    return URLTooLong(url, TOO_LONG, origin + tail)
 
 
 def _as_browsers_read(url: str, query_encoding: str) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from conventions import host_key
 from loader import LoadOutcome
 from metadata import InvalidURL, canonicalize_url
+from metadata.urls import TOO_LONG
 from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
@@ -219,7 +220,7 @@ class LinkAdmission:
         A refused URL is recorded once per run: the seen-URL table remembers it.
         """
         kept: list[str] = []
-        rejects = [(url, f"invalid URL: {reason}") for url, reason in invalid]
+        rejects = [(url, self._invalid_refusal(url, reason)) for url, reason in invalid]
         for link in links:
             reason = self._link_refusal(link)
             if reason is None:
@@ -227,6 +228,14 @@ class LinkAdmission:
             elif self.seen.add(link):
                 rejects.append((link, reason))
         return kept, rejects
+
+    def _invalid_refusal(self, url: str, reason: str) -> str:
+        """Why a link with no canonical form is refused. One too long for a URL-Id (its
+        ``url`` the canonical form all the same) is judged as any link first: an off-site
+        link is out of scope, whatever its length; an admitted one is refused for its length."""
+        if reason == TOO_LONG:
+            return self._link_refusal(url) or f"invalid URL: {reason}"
+        return f"invalid URL: {reason}"
 
     def _scout(
         self,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from metadata import FetchResult, InvalidURL, PageType, canonicalize_url
+from metadata import FetchResult, InvalidURL, PageType, URLTooLong, canonicalize_url
 from xyleme.crawler.content import (
     Kind,
     classify,
@@ -157,6 +157,8 @@ class ResponseClassification:
         for url in found.urls:
             try:
                 links.append(canonicalize_url(url))
+            except URLTooLong as error:
+                invalid.append((error.canonical, error.reason))
             except InvalidURL as error:
                 invalid.append((url, error.reason))
         outcome.children, outcome.rejects = self._keep_links(links, invalid)

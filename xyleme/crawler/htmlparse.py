@@ -34,7 +34,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from loader import PARSE_LOCK
-from metadata import InvalidURL, canonicalize_url
+from metadata import InvalidURL, URLTooLong, canonicalize_url
 from xyleme.crawler.content import is_xml_type, parse_mime_type
 from xyleme.crawler.denylist import XML_SUFFIXES, url_suffix
 from xyleme.crawler.htmlencoding import decode_html, url_codec
@@ -344,6 +344,9 @@ class _Extractor:
             return None
         try:
             return _resolve(self.base, raw, self.codec)
+        except URLTooLong as error:  # its scope is judged all the same: by its canonical form
+            self.found.invalid.append((error.canonical, error.reason))
+            return None
         except (InvalidURL, ValueError) as error:
             self.found.invalid.append((raw, getattr(error, "reason", str(error))))
             return None

@@ -1,0 +1,61 @@
+"""A link too long for a URL-Id is judged by its scope first (the real-web trial: rustdoc's
+``play.rust-lang.org`` links of 2–6 kB were "invalid URLs", though no crawl of the book
+would ever fetch them: they are out of scope, whatever their length)."""
+
+from __future__ import annotations
+
+import pytest
+
+from loader import LoaderSettings
+from metadata import MAX_URL_LENGTH, URLTooLong, canonicalize_url
+from metadata.urls import TOO_LONG
+from tests.crawler.test_crawler_scope import FAST, LOOPBACK, serving
+from tests.crawler_site import Page
+from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from xyleme.loading import LoaderSink
+
+OFF_SITE = "https://play.example.org/?code=" + "x" * (MAX_URL_LENGTH + 100)
+HUGE_OFF_SITE = "https://play.example.org/?code=" + "y" * (5 * MAX_URL_LENGTH)
+SETTINGS = {**FAST, "max_url_length": 65_536}  # the trap guard's own length rule set aside
+
+
+@pytest.mark.parametrize("url", [OFF_SITE, HUGE_OFF_SITE])
+def test_a_url_too_long_still_has_its_canonical_form(url):
+    with pytest.raises(URLTooLong) as caught:
+        canonicalize_url(url.replace("play.example.org", "PLAY.Example.org"))
+    assert caught.value.reason == TOO_LONG
+    assert caught.value.canonical.startswith("https://play.example.org/?code=")
+
+
+async def test_an_over_long_off_site_link_is_out_of_scope_and_an_in_scope_one_too_long(md):
+    async with serving() as site:
+        own = site.url(LOOPBACK, "/?q=" + "z" * MAX_URL_LENGTH)
+        home = site.html(LOOPBACK, "/", [OFF_SITE, HUGE_OFF_SITE, own])
+        crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
+        crawler.submit(home)
+        await crawler.run()
+    reasons = {link.url[:40]: link.reason for link in md.rejected()}
+    assert reasons["https://play.example.org/?code=xxxxxxxxx"].startswith(
+        "out of scope: host play.example.org"
+    )
+    assert reasons["https://play.example.org/?code=yyyyyyyyy"].startswith("out of scope")
+    assert reasons[own[:40]] == f"invalid URL: {TOO_LONG}"  # admitted, but no URL-Id
+    assert [hit.path for hit in site.hits] == ["/robots.txt", "/"]
+
+
+async def test_the_same_rule_for_the_links_of_an_xml_document(md, tmp_path):
+    async with serving() as site:
+        own = site.url(LOOPBACK, "/?q=" + "z" * MAX_URL_LENGTH)
+        doc = (
+            '<r xmlns:xlink="http://www.w3.org/1999/xlink">'
+            f'<a xlink:href="{OFF_SITE}"/><a xlink:href="{own}"/></r>'
+        ).encode()
+        home = site.html(LOOPBACK, "/", ["/doc.xml"])
+        site.add(LOOPBACK, "/doc.xml", Page(doc, content_type="application/xml"))
+        crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
+        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
+        crawler.submit(home)
+        await crawler.run()
+    reasons = {link.url[:40]: link.reason for link in md.rejected()}
+    assert reasons[OFF_SITE[:40]].startswith("out of scope: host play.example.org")
+    assert TOO_LONG in reasons[own[:40]]
