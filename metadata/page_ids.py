@@ -78,6 +78,30 @@ class PageIds(Store):
         """The URL-Id of one URL (None if invalid, or unknown and not ``create``)."""
         return self.ids_for([url], create=create)[0]
 
+    def mark_sitemaps(self, url_ids: Iterable[int]) -> None:
+        """Keep that these pages are sitemaps the site named (read as such ever after)."""
+        wanted = sorted(set(url_ids))
+        if wanted:
+            with self._write() as conn:
+                conn.executemany(
+                    "INSERT INTO sitemaps (url_id) VALUES (?) ON CONFLICT DO NOTHING",
+                    [(url_id,) for url_id in wanted],
+                )
+
+    def sitemaps_among(self, url_ids: Iterable[int]) -> set[int]:
+        """Those of ``url_ids`` that are sitemaps (:meth:`mark_sitemaps`)."""
+        found: set[int] = set()
+        with self._read() as conn:
+            for chunk in chunked(list(dict.fromkeys(url_ids)), LOOKUP_CHUNK):
+                found.update(
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT url_id FROM sitemaps WHERE url_id IN ({marks(len(chunk))})",
+                        chunk,
+                    )
+                )
+        return found
+
     def url_of(self, url_id: int) -> str:
         """The canonical URL of a URL-Id; :class:`UnknownPage` if there is none."""
         return self.urls_of([url_id])[0]

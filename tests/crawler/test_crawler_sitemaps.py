@@ -10,6 +10,7 @@ from loader import Loader
 from metadata import LoadStatus, PageType
 from tests import crawler_fixtures
 from tests.crawler_site import Page
+from xyleme.crawler import Level
 from xyleme.crawler.sitemapbody import SITEMAP_JUNK, SITEMAP_MAX_URLS, read_text_sitemap
 from xyleme.jobs import SitemapQueue
 
@@ -72,6 +73,37 @@ async def test_gzip_text_and_indexed_sitemaps_named_by_robots_are_all_read(site,
     assert rejected[url("a.test", "/x.tar.gz")] == "suffix .gz: binary media"
     assert "http://elsewhere.example/out" in rejected  # out of scope, as any link
     assert not any(hit.path == "/x.tar.gz" for hit in site.hits)
+
+
+async def test_a_known_sitemap_is_read_as_one_again_when_refreshed(site, md, tmp_path):
+    """The fact that a URL is a sitemap is kept per page: a refresh names only its URL-Id
+    (as the refresh plan does, in a later run), and the ``.xml.gz`` is still unpacked under
+    the sitemap rules, its ``.gz`` suffix spared, its new entries read."""
+    first, second = site.html("a.test", "/p1.html"), site.html("a.test", "/p2.html")
+    gz = site.add(
+        "a.test", "/map.xml.gz", Page(gzip.compress(urlset([first])), 200, "application/gzip")
+    )
+    robots = f"User-agent: *\nSitemap: {gz}\n".encode()
+    site.add("a.test", "/robots.txt", Page(robots, 200, "text/plain"))
+    crawler = crawl(md, tmp_path)
+    crawler.submit(site.html("a.test", "/"))
+    await crawler.run()
+    url_id = md.page_by_url(gz).url_id
+    assert md.sitemaps_among([url_id, md.page_by_url(first).url_id]) == {url_id}
+
+    site.add(
+        "a.test",
+        "/map.xml.gz",
+        Page(gzip.compress(urlset([first, second])), 200, "application/gzip"),
+    )
+    # A new run that reads no robots.txt job: only the page's record says what it is.
+    later = crawler_fixtures.make_crawler(md)
+    later.sink = Loader(tmp_path / "documents", md, later, md.clock)
+    assert later.submit(url_id, Level.REFRESH, reload=True)
+    await later.run()
+    assert md.page_by_url(gz).page_type is PageType.XML
+    assert md.page_by_url(second).page_type is PageType.HTML  # its new entry was read
+    assert [hit.path for hit in site.hits].count("/map.xml.gz") == 2
 
 
 async def test_a_gzip_bomb_sitemap_is_refused_with_its_reason(site, md, tmp_path):

@@ -74,10 +74,14 @@ class LinkAdmission:
         An unknown URL-Id raises :class:`metadata.UnknownPage` (the caller's mistake).
         ``reload`` reads the page for the loader even if unchanged (``Request.reload``);
         ``sitemap`` reads it as a sitemap the site names, never refused by its suffix
-        (``Request.sitemap``).
+        (``Request.sitemap``), now and at every later read of the page (``Metadata.
+        mark_sitemaps``: a URL-Id submitted alone, a refresh, is read as one again).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
+            known = self.metadata.sitemaps_among([url_or_id])
+            self._sitemap_ids |= known
+            sitemap = sitemap or bool(known)
             return self._admit(
                 self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload, sitemap
             )
@@ -98,12 +102,16 @@ class LinkAdmission:
         loop for a second). Returns how many requests were queued.
         """
         ids = [np.asarray(url_ids, dtype=np.int64) for url_ids, _, _ in batches]
-        urls = iter(self.metadata.urls_of(np.concatenate(ids).tolist() if ids else []))
+        every = np.concatenate(ids).tolist() if ids else []
+        urls = iter(self.metadata.urls_of(every))
+        sitemaps = self.metadata.sitemaps_among(every)  # read again as the sitemaps they are
+        self._sitemap_ids |= sitemaps
         queued = admitted = 0
         for url_ids, (_, level, scores) in zip(ids, batches, strict=True):
             level = Level(level)
             for url_id, score in zip(url_ids.tolist(), np.asarray(scores).tolist(), strict=True):
-                queued += self._admit(next(urls), url_id, level, score, None, False)
+                sitemap = url_id in sitemaps
+                queued += self._admit(next(urls), url_id, level, score, None, False, sitemap)
                 admitted += 1
                 if admitted % PLAN_SLICE == 0:
                     await asyncio.sleep(0)
@@ -125,6 +133,11 @@ class LinkAdmission:
             self._reject_now(url, refusal, referrer)
             return False
         self.seen.add(url)
+        if sitemap:  # kept per page: a refresh of the URL-Id alone reads it as a sitemap too
+            url_id = url_id if url_id is not None else self.metadata.id_for(url)
+            if url_id is not None and url_id not in self._sitemap_ids:
+                self.metadata.mark_sitemaps([url_id])
+                self._sitemap_ids.add(url_id)
         request = Request(
             url,
             level,
