@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -45,6 +46,7 @@ from xyleme.sitegen import (
     top_overlap,
     write_folder,
 )
+from xyleme.sitegen.webserver import parse_types
 
 GENERATED = {"smoke": 1, "quick": 12}
 """Copies of each generated section for ``--smoke`` and ``--quick``."""
@@ -76,9 +78,18 @@ def missed_by_reason(truth: FolderTruth, outcome: DaemonCrawl, rejected: dict[st
     return dict(reasons.most_common()), examples
 
 
-def measure(root: Path, seed: str, scope: str | None, pages: int | None) -> dict:
-    with StaticProcess(root) as served, tempfile.TemporaryDirectory() as folder:
-        server = StaticServer(root, served.origin)
+def measure(
+    root: Path,
+    seed: str,
+    scope: str | None,
+    pages: int | None,
+    production: list[str] | None = None,
+) -> dict:
+    """The figures of one crawl of ``root``, served by ``http.server`` or, given
+    ``production`` options, by :mod:`xyleme.sitegen.webserver`."""
+    options = _options(production or [])
+    with StaticProcess(root, production) as served, tempfile.TemporaryDirectory() as folder:
+        server = StaticServer(root, served.origin, options.type, options.charset)
         seed_url = server.url_of(seed)
         scope_url = server.url_of(scope) if scope is not None else seed_url.rsplit("/", 1)[0]
         scope_url = scope_url.rstrip("/") + "/"
@@ -96,8 +107,21 @@ def measure(root: Path, seed: str, scope: str | None, pages: int | None) -> dict
         )
         rejected = _rejected(Path(folder) / "repo")
     result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
+    result["server"] = "http.server" if production is None else " ".join(["webserver", *production])
     result["same_file_urls"] = same_file_urls(server, outcome)
+    # ru_maxrss is in KiB on Linux: the benchmark's process, the daemon and the truth in it.
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return result
+
+
+def _options(production: list[str]) -> argparse.Namespace:
+    """The production server's options, read as it reads them (its types and charset)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--charset")
+    parser.add_argument("--type", action="append", default=[])
+    options = parser.parse_args(production)
+    options.type = parse_types(options.type)
+    return options
 
 
 def same_file_urls(server: StaticServer, outcome: DaemonCrawl) -> int:
@@ -206,6 +230,14 @@ def main() -> None:
     parser.add_argument("--scope", help="the scope's path prefix below --root (default: the "
                         "seed's folder)")  # fmt: skip
     parser.add_argument("--pages", type=int, help="at most this many pages (a host budget)")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="serve with gzip, ETags and 304s (xyleme.sitegen.webserver) instead of http.server",
+    )
+    parser.add_argument("--charset", help="with --production: the charset of text/html")
+    parser.add_argument("--type", action="append", default=[], metavar=".SUFFIX=TYPE",
+                        help="with --production: a Content-Type by suffix")  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="a generated folder, under 60 s")
     group.add_argument("--smoke", action="store_true", help="a small generated folder")
@@ -219,7 +251,17 @@ def main() -> None:
             args.seed = "index.html"
         if not root.is_dir():
             parser.error(f"--root {root} is not a folder")
-        result = measure(root.resolve(), args.seed, args.scope, args.pages)
+        production = None
+        if args.production:
+            production = [*(["--charset", args.charset] if args.charset else [])]
+            production += [item for pair in args.type for item in ("--type", pair)]
+            try:
+                parse_types(args.type)
+            except ValueError as error:
+                parser.error(str(error))
+        elif args.charset or args.type:
+            parser.error("--charset and --type need --production")
+        result = measure(root.resolve(), args.seed, args.scope, args.pages, production)
     print(
         f"{result['seed']}: {result['pages_read']} of {result['pages_reachable']} reachable "
         f"documents read (reach {result['reach']}); {result['daemon_pages_per_s']} pages/s"

@@ -114,6 +114,10 @@ def test_the_links_follow_the_rules(truth):
     assert edge("/part0/manual/s1.html", "/part0/listing/%C3%BC.html")  # ü in ISO-8859-1
     assert edge("/part0/api/old.html", "/part0/api/struct.Item0.html")  # meta refresh
     assert not edge("/part0/book/ch01.html", "/part0/book/ch01.html#top")
+    # XHTML served as XML (.xhtml) is read by the HTML rules: link rel, a link to itself
+    assert edge("/part0/xhtml/s1.xhtml", "/part0/xhtml/s2.xhtml")  # <link rel=next />
+    assert edge("/part0/xhtml/s1.xhtml", "/part0/xhtml/s1.xhtml")  # counts, once
+    assert truth.is_xml[at[normal(ORIGIN + "/part0/xhtml/s1.xhtml")]]
     assert len(at) == len(truth.documents)
 
 

@@ -155,9 +155,19 @@ class StaticServer:
     """``http.server.SimpleHTTPRequestHandler``'s answers for the folder ``root`` at
     ``origin`` (``http://127.0.0.1:PORT``)."""
 
-    def __init__(self, root: Path, origin: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        origin: str,
+        types: dict[str, str] | None = None,
+        charset: str | None = None,
+    ) -> None:
         self.root = root.resolve()
         self.origin = origin.rstrip("/")
+        self.types = types or {}
+        """Content-Types by suffix, over the guessed ones (a server's ``AddType``)."""
+        self.charset = charset
+        """The charset a server adds to ``text/html`` (nginx's ``charset``), or None."""
 
     def url_of(self, path: str) -> str:
         """The URL of a path below the root (``"book/index.html"``)."""
@@ -186,7 +196,10 @@ class StaticServer:
         return self._file(path)
 
     def _file(self, path: Path) -> Answer:
-        return Answer(status=200, content_type=_GUESSER.guess_type(str(path)), file=path)
+        kind = self.types.get(path.suffix.lower()) or _GUESSER.guess_type(str(path))
+        if self.charset and kind == "text/html":
+            kind += f"; charset={self.charset}"
+        return Answer(status=200, content_type=kind, file=path)
 
     def robots(self) -> Protego | None:
         """The folder's robots.txt, if it has one."""
@@ -321,7 +334,7 @@ def page_links(answer: Answer, url: str) -> tuple[list[str], list[str], int]:
         found = _xml_links(body, url)
         return found, found, 0
     reader = _HtmlLinks(url)
-    reader.feed(body.decode(_charset(body), errors="replace"))
+    reader.feed(body.decode(_charset(body, answer.content_type), errors="replace"))
     reader.close()
     found = list(dict.fromkeys(reader.links))
     follow = [] if reader.nofollow_page else [u for u in found if u not in reader.nofollow]
@@ -331,16 +344,19 @@ def page_links(answer: Answer, url: str) -> tuple[list[str], list[str], int]:
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([-\w:.]+)""", re.IGNORECASE)
 
 
-def _charset(body: bytes) -> str:
-    """The page's encoding: a BOM, else the ``<meta>`` of its first 1,024 bytes, else UTF-8
-    (``http.server`` sends no charset); ISO-8859-1 read as windows-1252, as browsers do."""
+def _charset(body: bytes, content_type: str = "") -> str:
+    """The page's encoding, in the WHATWG order: a BOM, else the HTTP charset, else the
+    ``<meta>`` of its first 1,024 bytes, else UTF-8; ISO-8859-1 read as windows-1252, as
+    browsers do."""
     if body.startswith(b"\xef\xbb\xbf"):
         return "utf-8-sig"
-    match = _META_CHARSET.search(body[:1024])
+    declared = re.search(r"charset\s*=\s*[\"']?([-\w:.]+)", content_type, re.IGNORECASE)
+    match = declared or _META_CHARSET.search(body[:1024])
     if match is None:
         return "utf-8"
+    label = match.group(1)
     try:
-        name = codecs.lookup(match.group(1).decode("ascii")).name
+        name = codecs.lookup(label if isinstance(label, str) else label.decode("ascii")).name
     except LookupError:
         return "utf-8"
     return "cp1252" if name in ("latin-1", "iso8859-1", "ascii", "cp1252") else name
@@ -421,8 +437,9 @@ class _HtmlLinks(HTMLParser):
 
 
 def _xml_links(body: bytes, url: str) -> list[str]:
-    """XLink ``href``s anywhere, XHTML and SVG ``a href``, sitemap ``loc``, Atom ``link``
-    (not ``rel=self``): the forms the real folders' XML uses."""
+    """XLink ``href``s anywhere, XHTML elements by the HTML rules (served as XML, XHTML is
+    still HTML's vocabulary: ``link rel``, frames, ``base``, meta refresh), SVG ``a href``,
+    sitemap ``loc``, Atom ``link`` (not ``rel=self``): the forms the real folders' XML uses."""
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, recover=True, huge_tree=True
     )
@@ -433,11 +450,16 @@ def _xml_links(body: bytes, url: str) -> list[str]:
     if root is None:
         return []
     found: list[str] = []
+    xhtml = _HtmlLinks(url)
     for element in root.iter(etree.Element):
         raw = element.get(_XLINK_HREF)
         tag = element.tag
-        anchor = tag in (f"{_XHTML}a", f"{_XHTML}area", _SVG_A)
-        if raw is None and (anchor or (tag == _ATOM_LINK and element.get("rel") != "self")):
+        if raw is None and tag.startswith(_XHTML):
+            xhtml.handle_starttag(tag[len(_XHTML) :], list(element.attrib.items()))
+            found += xhtml.links
+            xhtml.links.clear()
+            continue
+        if raw is None and (tag == _SVG_A or (tag == _ATOM_LINK and element.get("rel") != "self")):
             raw = element.get("href")
         elif raw is None and tag == _SITEMAP_LOC:
             raw = element.text

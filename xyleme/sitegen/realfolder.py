@@ -4,11 +4,12 @@ Why: ``benchmarks/bench_folder.py`` and the tests need, on a fresh machine, the 
 trial on real folders met (docs/realsite.md, "Real folders"): an mdBook (its sidebar in an
 ``iframe``, ``rel=prev/next`` anchors, an SVG by ``img``), rustdoc (a JavaScript-only sidebar
 naming a page no link names, a ``meta refresh`` stub, a large search index), DocBook HTML
-(``<link rel=start/up/next>``), folders without an index (the server's listing), file names
-that need percent-encoding, ``.gz`` files, a body without a type that sniffs as HTML, XML
-files (one malformed, one empty, one a symlink), a link to a folder without its slash, and
-a robots.txt. The truth is not declared here: :mod:`.folder` computes it from the files,
-as it does for a real folder.
+(``<link rel=start/up/next>``), DocBook XSL's XHTML served as XML (``.xhtml``: the W3C's
+DTD, ``&nbsp;``, links to the page itself), folders without an index (the server's
+listing), file names that need percent-encoding, ``.gz`` files, a body without a type that
+sniffs as HTML, XML files (one malformed, one empty, one a symlink), a link to a folder
+without its slash, and a robots.txt. The truth is not declared here: :mod:`.folder`
+computes it from the files, as it does for a real folder.
 """
 
 from __future__ import annotations
@@ -114,6 +115,36 @@ def _manual(root: Path, sections: int) -> None:
         _write(root / name, page.encode("iso-8859-1"))
 
 
+_XHTML_HEAD = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<!DOCTYPE html PUBLIC '
+    '"-//W3C//DTD XHTML 1.0 Transitional//EN" '
+    '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">'
+    '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title>'
+    '<link rel="stylesheet" type="text/css" href="../../style.css" />{links}</head><body>'
+)
+
+
+def _xhtml_manual(root: Path, sections: int) -> None:
+    """DocBook XSL's XHTML (PostgreSQL's manual) in ``.xhtml`` files, which a static server
+    types ``application/xhtml+xml``: XML to the crawler, its DTD on the W3C's site,
+    ``&nbsp;`` from it, ``<link rel=prev/next/up>``, and links to the page itself (the
+    table of contents names its own sections: ``s1.xhtml#id-1``), which count once."""
+    names = ["index.xhtml"] + [f"s{i}.xhtml" for i in range(1, sections)]
+    for i, name in enumerate(names):
+        links = '<link rel="up" href="index.xhtml" />'
+        links += "".join(
+            f'<link rel="{rel}" href="{names[j]}" />'
+            for rel, j in (("prev", i - 1), ("next", i + 1))
+            if 0 <= j < sections
+        )
+        body = (
+            f'<h1 id="id-{i}">Section&nbsp;{i}</h1><p><a href="{name}#id-{i}">{i}.1</a>'
+            f'<a href="#id-{i}">¶</a><a href="../manual/index.html">the HTML manual</a></p>'
+        )
+        page = _XHTML_HEAD.format(title=f"S{i}", links=links) + body + "</body></html>\n"
+        _write(root / name, page)
+
+
 def _listing(root: Path) -> None:
     """A folder without an index: odd names, compressed and plain text files, a body the
     server cannot type that sniffs as HTML, XML (one malformed, one empty, a symlink)."""
@@ -145,9 +176,10 @@ def write_folder(root: Path, copies: int = 1) -> None:
         _book(part / "book", chapters=8)
         _rustdoc(part / "api", items=6)
         _manual(part / "manual", sections=5)
+        _xhtml_manual(part / "xhtml", sections=4)
         _listing(part / "listing")
         entries += [f"part{copy}/{section}/" for section in ("book", "api")]
-        entries.append(f"part{copy}/manual/index.html")
+        entries += [f"part{copy}/manual/index.html", f"part{copy}/xhtml/index.xhtml"]
     entries.append("private/secret.html")
     _write(root / "private" / "secret.html", _page("Secret", "robots.txt refuses it"))
     _write(root / "robots.txt", "User-agent: *\nDisallow: /private/\n")

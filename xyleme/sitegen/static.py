@@ -9,6 +9,7 @@ exactly these answers for the truth.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -16,25 +17,37 @@ import tempfile
 import threading
 from pathlib import Path
 
+_CHECKOUT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30.0
 """Real seconds for the server to start and say its port (a loaded machine is slow)."""
 
 
 class StaticProcess:
-    """``python -m http.server`` serving ``root`` on a free loopback port."""
+    """``python -m http.server`` serving ``root`` on a free loopback port, or with
+    ``production`` options (``["--charset", "utf-8"]``, may be empty) the production-headers
+    server of :mod:`.webserver` (gzip, ETag, 304, a charset, the operator's types)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, production: list[str] | None = None) -> None:
         self.root = root
+        self.production = production
         self.process: subprocess.Popen[str] | None = None
         self.origin = ""
 
     def __enter__(self) -> StaticProcess:
-        command = [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1"]
-        command += ["--directory", str(self.root), "0"]
+        if self.production is None:
+            command = [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1"]
+            command += ["--directory", str(self.root), "0"]
+        else:
+            command = [sys.executable, "-u", "-m", "xyleme.sitegen.webserver", str(self.root)]
+            command += self.production
+        environment = dict(os.environ)  # the child imports this checkout's xyleme
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(_CHECKOUT), environment.get("PYTHONPATH")])
+        )
         # Its stderr (one line a request) goes to a file: a pipe nobody reads would fill.
         self._log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self._log, text=True
+            command, stdout=subprocess.PIPE, stderr=self._log, text=True, env=environment
         )
         assert self.process.stdout is not None
         # A blocking readline waits for ever on a child that neither prints nor exits: the
