@@ -4,6 +4,8 @@ would ever fetch them: they are out of scope, whatever their length)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loader import LoaderSettings
@@ -19,6 +21,15 @@ HUGE_OFF_SITE = "https://play.example.org/?code=" + "y" * (5 * MAX_URL_LENGTH)
 SETTINGS = {**FAST, "max_url_length": 65_536}  # the trap guard's own length rule set aside
 
 
+async def crawl(md, home: str, documents: Path | None = None) -> None:
+    """Crawl from ``home`` within its site (and load its XML into ``documents``)."""
+    crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
+    if documents is not None:
+        crawler.sink = LoaderSink(documents, md, crawler, md.clock, LoaderSettings())
+    crawler.submit(home)
+    await crawler.run()
+
+
 @pytest.mark.parametrize("url", [OFF_SITE, HUGE_OFF_SITE])
 def test_a_url_too_long_still_has_its_canonical_form(url):
     with pytest.raises(URLTooLong) as caught:
@@ -30,10 +41,7 @@ def test_a_url_too_long_still_has_its_canonical_form(url):
 async def test_an_over_long_off_site_link_is_out_of_scope_and_an_in_scope_one_too_long(md):
     async with serving() as site:
         own = site.url(LOOPBACK, "/?q=" + "z" * MAX_URL_LENGTH)
-        home = site.html(LOOPBACK, "/", [OFF_SITE, HUGE_OFF_SITE, own])
-        crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
-        crawler.submit(home)
-        await crawler.run()
+        await crawl(md, site.html(LOOPBACK, "/", [OFF_SITE, HUGE_OFF_SITE, own]))
     reasons = {link.url[:40]: link.reason for link in md.rejected()}
     assert reasons["https://play.example.org/?code=xxxxxxxxx"].startswith(
         "out of scope: host play.example.org"
@@ -50,12 +58,8 @@ async def test_the_same_rule_for_the_links_of_an_xml_document(md, tmp_path):
             '<r xmlns:xlink="http://www.w3.org/1999/xlink">'
             f'<a xlink:href="{OFF_SITE}"/><a xlink:href="{own}"/></r>'
         ).encode()
-        home = site.html(LOOPBACK, "/", ["/doc.xml"])
         site.add(LOOPBACK, "/doc.xml", Page(doc, content_type="application/xml"))
-        crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
-        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
-        crawler.submit(home)
-        await crawler.run()
+        await crawl(md, site.html(LOOPBACK, "/", ["/doc.xml"]), tmp_path / "docs")
     reasons = {link.url[:40]: link.reason for link in md.rejected()}
     assert reasons[OFF_SITE[:40]].startswith("out of scope: host play.example.org")
     assert TOO_LONG in reasons[own[:40]]
