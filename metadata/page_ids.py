@@ -88,19 +88,14 @@ class PageIds(Store):
                     [(url_id,) for url_id in wanted],
                 )
 
-    def sitemaps_among(self, url_ids: Iterable[int]) -> set[int]:
-        """Those of ``url_ids`` that are sitemaps (:meth:`mark_sitemaps`)."""
-        found: set[int] = set()
+    def sitemap_urls(self) -> set[str]:
+        """The canonical URLs of the pages marked as sitemaps (:meth:`mark_sitemaps`): a
+        site names few, so a crawler holds them all and asks once a run, or a plan."""
         with self._read() as conn:
-            for chunk in chunked(list(dict.fromkeys(url_ids)), LOOKUP_CHUNK):
-                found.update(
-                    row[0]
-                    for row in conn.execute(
-                        f"SELECT url_id FROM sitemaps WHERE url_id IN ({marks(len(chunk))})",
-                        chunk,
-                    )
-                )
-        return found
+            rows = conn.execute(
+                "SELECT pages.url FROM sitemaps JOIN pages ON pages.id = sitemaps.url_id"
+            ).fetchall()
+        return {row[0] for row in rows}
 
     def url_of(self, url_id: int) -> str:
         """The canonical URL of a URL-Id; :class:`UnknownPage` if there is none."""

@@ -89,7 +89,7 @@ async def test_a_known_sitemap_is_read_as_one_again_when_refreshed(site, md, tmp
     crawler.submit(site.html("a.test", "/"))
     await crawler.run()
     url_id = md.page_by_url(gz).url_id
-    assert md.sitemaps_among([url_id, md.page_by_url(first).url_id]) == {url_id}
+    assert md.sitemap_urls() == {gz}
 
     site.add(
         "a.test",
@@ -104,6 +104,12 @@ async def test_a_known_sitemap_is_read_as_one_again_when_refreshed(site, md, tmp
     assert md.page_by_url(gz).page_type is PageType.XML
     assert md.page_by_url(second).page_type is PageType.HTML  # its new entry was read
     assert [hit.path for hit in site.hits].count("/map.xml.gz") == 2
+
+    site.add("a.test", "/map.xml.gz", Page(status=404))  # gone: still known as a sitemap
+    again = crawler_fixtures.make_crawler(md)
+    assert again.submit(gz, Level.SCOUTING)  # by URL (a restart's unread pages): not refused
+    await again.run()
+    assert md.page_by_url(gz).page_type is not PageType.XML
 
 
 async def test_a_gzip_bomb_sitemap_is_refused_with_its_reason(site, md, tmp_path):

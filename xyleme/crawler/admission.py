@@ -75,13 +75,10 @@ class LinkAdmission:
         ``reload`` reads the page for the loader even if unchanged (``Request.reload``);
         ``sitemap`` reads it as a sitemap the site names, never refused by its suffix
         (``Request.sitemap``), now and at every later read of the page (``Metadata.
-        mark_sitemaps``: a URL-Id submitted alone, a refresh, is read as one again).
+        mark_sitemaps``: a URL-Id or URL submitted alone, a refresh, is read as one again).
         """
         level = Level(level)
         if isinstance(url_or_id, int):
-            known = self.metadata.sitemaps_among([url_or_id])
-            self._sitemap_ids |= known
-            sitemap = sitemap or bool(known)
             return self._admit(
                 self.metadata.url_of(url_or_id), url_or_id, level, score, referrer, reload, sitemap
             )
@@ -102,16 +99,13 @@ class LinkAdmission:
         loop for a second). Returns how many requests were queued.
         """
         ids = [np.asarray(url_ids, dtype=np.int64) for url_ids, _, _ in batches]
-        every = np.concatenate(ids).tolist() if ids else []
-        urls = iter(self.metadata.urls_of(every))
-        sitemaps = self.metadata.sitemaps_among(every)  # read again as the sitemaps they are
-        self._sitemap_ids |= sitemaps
+        urls = iter(self.metadata.urls_of(np.concatenate(ids).tolist() if ids else []))
+        self._sitemaps = self.metadata.sitemap_urls()  # with those other workers marked
         queued = admitted = 0
         for url_ids, (_, level, scores) in zip(ids, batches, strict=True):
             level = Level(level)
             for url_id, score in zip(url_ids.tolist(), np.asarray(scores).tolist(), strict=True):
-                sitemap = url_id in sitemaps
-                queued += self._admit(next(urls), url_id, level, score, None, False, sitemap)
+                queued += self._admit(next(urls), url_id, level, score, None, False)
                 admitted += 1
                 if admitted % PLAN_SLICE == 0:
                     await asyncio.sleep(0)
@@ -127,17 +121,16 @@ class LinkAdmission:
         reload: bool,
         sitemap: bool = False,
     ) -> bool:
-        """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then)."""
+        """Queue a canonical URL unless scope, trap or suffix refuse it (recorded then); a
+        page once marked as a sitemap is read as one whoever asks for it."""
+        sitemap = sitemap or url in self._known_sitemaps()
         refusal = self._refusal(url, any_suffix=level == Level.DEPENDENCY or sitemap)
         if refusal is not None:
             self._reject_now(url, refusal, referrer)
             return False
         self.seen.add(url)
-        if sitemap:  # kept per page: a refresh of the URL-Id alone reads it as a sitemap too
-            url_id = url_id if url_id is not None else self.metadata.id_for(url)
-            if url_id is not None and url_id not in self._sitemap_ids:
-                self.metadata.mark_sitemaps([url_id])
-                self._sitemap_ids.add(url_id)
+        if sitemap:
+            self._mark_sitemap(url, url_id)
         request = Request(
             url,
             level,
@@ -149,6 +142,22 @@ class LinkAdmission:
             sitemap=sitemap,
         )
         return self.frontier.push(request)
+
+    def _known_sitemaps(self) -> set[str]:
+        if self._sitemaps is None:
+            self._sitemaps = self.metadata.sitemap_urls()
+        return self._sitemaps
+
+    def _mark_sitemap(self, url: str, url_id: int | None) -> None:
+        """Keep with the page that it is a sitemap (a refresh, which names only its URL-Id,
+        or a later run, reads it as one again)."""
+        known = self._known_sitemaps()
+        if url in known:
+            return
+        url_id = url_id if url_id is not None else self.metadata.id_for(url)
+        if url_id is not None:
+            self.metadata.mark_sitemaps([url_id])
+            known.add(url)
 
     def request(self, url: str, referrer_id: int | None) -> bool | None:
         """The loader's :class:`loader.DependencyFetcher`: a DTD or entity, at level 0 (it

@@ -123,7 +123,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self.frontier = Frontier(self._delay_of, settings.per_host_concurrency)
         self.seen = self._saved_seen() or SeenURLs(settings.expected_urls)
         self._indexed_sitemaps: set[str] = set()  # a sitemap index's entries submitted this run
-        self._sitemap_ids: set[int] = set()  # pages known to be sitemaps (marked or read so)
+        self._sitemaps: set[str] | None = None  # pages marked as sitemaps (read on first use)
         self._traps = TrapGuard.from_settings(settings)
         self._suffixes = SuffixDenyList(frozenset(settings.denied_suffixes))
         self.scope = scope if scope is not None else Scope(settings.scope)
