@@ -43,10 +43,10 @@ from xyleme.sitegen import (
     importance,
     interest,
     normal,
+    parse_types,
     top_overlap,
     write_folder,
 )
-from xyleme.sitegen.webserver import parse_types
 
 GENERATED = {"smoke": 1, "quick": 12}
 """Copies of each generated section for ``--smoke`` and ``--quick``."""

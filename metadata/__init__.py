@@ -85,7 +85,7 @@ if TYPE_CHECKING:
         PageType,
         RejectedLink,
     )
-    from metadata.urls import MAX_URL_LENGTH, canonicalize_url
+    from metadata.urls import MAX_URL_LENGTH, URL_TOO_LONG, canonicalize_url
     from metadata.version_records import (
         Change,
         Check,
@@ -155,6 +155,7 @@ _HOME = {
     "PageType": "types",
     "RejectedLink": "types",
     "MAX_URL_LENGTH": "urls",
+    "URL_TOO_LONG": "urls",
     "Glance": "glance",
     "target_of": "engines",
     "migrate_store": "manager",
@@ -180,6 +181,7 @@ __all__ = [
     "SCORE_COLUMNS",
     "STALE_AFTER",
     "TOTAL_CASH",
+    "URL_TOO_LONG",
     "AcceleratedClock",
     "CashPart",
     "CashPartTaken",

@@ -31,7 +31,7 @@ from metadata.errors import InvalidURL, URLTooLong
 MAX_URL_LENGTH = 2048
 """Longest canonical URL given a URL-Id: longer ones are almost always session or trap URLs."""
 
-TOO_LONG = f"longer than {MAX_URL_LENGTH} characters"
+URL_TOO_LONG = f"longer than {MAX_URL_LENGTH} characters"
 """The reason of :class:`URLTooLong`."""
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
@@ -109,7 +109,7 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
         parsed = parsed.with_path("/", encoded=True, keep_query=True)
     canonical = str(parsed)
     if len(canonical) > MAX_URL_LENGTH:
-        raise URLTooLong(url, TOO_LONG, canonical)
+        raise URLTooLong(url, URL_TOO_LONG, canonical)
     return canonical
 
 
@@ -121,8 +121,8 @@ def _too_long(url: str, text: str) -> InvalidURL:
     try:
         origin = canonicalize_url(f"{scheme}{separator}{authority}/")
     except InvalidURL:
-        return InvalidURL(url, TOO_LONG)
-    return URLTooLong(url, TOO_LONG, origin + tail)
+        return InvalidURL(url, URL_TOO_LONG)
+    return URLTooLong(url, URL_TOO_LONG, origin + tail)
 
 
 def _as_browsers_read(url: str, query_encoding: str) -> str:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from loader import LoaderSettings
-from metadata import MAX_URL_LENGTH, URLTooLong, canonicalize_url
-from metadata.urls import TOO_LONG
+from metadata import MAX_URL_LENGTH, URL_TOO_LONG, URLTooLong, canonicalize_url
 from tests.crawler.test_crawler_scope import FAST, LOOPBACK, serving
 from tests.crawler_site import Page
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
@@ -34,7 +33,7 @@ async def crawl(md, home: str, documents: Path | None = None) -> None:
 def test_a_url_too_long_still_has_its_canonical_form(url):
     with pytest.raises(URLTooLong) as caught:
         canonicalize_url(url.replace("play.example.org", "PLAY.Example.org"))
-    assert caught.value.reason == TOO_LONG
+    assert caught.value.reason == URL_TOO_LONG
     assert caught.value.canonical.startswith("https://play.example.org/?code=")
 
 
@@ -47,7 +46,7 @@ async def test_an_over_long_off_site_link_is_out_of_scope_and_an_in_scope_one_to
         "out of scope: host play.example.org"
     )
     assert reasons["https://play.example.org/?code=yyyyyyyyy"].startswith("out of scope")
-    assert reasons[own[:40]] == f"invalid URL: {TOO_LONG}"  # admitted, but no URL-Id
+    assert reasons[own[:40]] == f"invalid URL: {URL_TOO_LONG}"  # admitted, but no URL-Id
     assert [hit.path for hit in site.hits] == ["/robots.txt", "/"]
 
 
@@ -62,4 +61,4 @@ async def test_the_same_rule_for_the_links_of_an_xml_document(md, tmp_path):
         await crawl(md, site.html(LOOPBACK, "/", ["/doc.xml"]), tmp_path / "docs")
     reasons = {link.url[:40]: link.reason for link in md.rejected()}
     assert reasons[OFF_SITE[:40]].startswith("out of scope: host play.example.org")
-    assert TOO_LONG in reasons[own[:40]]
+    assert URL_TOO_LONG in reasons[own[:40]]

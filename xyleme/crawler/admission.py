@@ -16,8 +16,7 @@ import numpy as np
 
 from conventions import host_key
 from loader import LoadOutcome
-from metadata import InvalidURL, canonicalize_url
-from metadata.urls import TOO_LONG
+from metadata import URL_TOO_LONG, InvalidURL, canonicalize_url
 from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
 from xyleme.crawler.seen import SeenURLs
@@ -255,7 +254,7 @@ class LinkAdmission:
         """Why a link with no canonical form is refused. One too long for a URL-Id (its
         ``url`` the canonical form all the same) is judged as any link first: an off-site
         link is out of scope, whatever its length; an admitted one is refused for its length."""
-        if reason == TOO_LONG:
+        if reason == URL_TOO_LONG:
             return self._link_refusal(url) or f"invalid URL: {reason}"
         return f"invalid URL: {reason}"
 

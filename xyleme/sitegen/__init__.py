@@ -23,6 +23,7 @@ from xyleme.sitegen.realfolder import write_folder
 from xyleme.sitegen.server import Access, RealSiteServer, ServedSite
 from xyleme.sitegen.static import StaticProcess
 from xyleme.sitegen.truth import Truth, ground_truth, resolve
+from xyleme.sitegen.webserver import parse_types
 
 __all__ = [
     "IDNA_HOST",
@@ -50,6 +51,7 @@ __all__ = [
     "importance",
     "interest",
     "normal",
+    "parse_types",
     "resolve",
     "top_overlap",
     "write_folder",
