@@ -79,6 +79,11 @@ class DocumentSink(Protocol):
         """
         ...
 
+    def expire_waiting(self) -> list[LoadResult]:
+        """Load the documents that waited longer than the dependency timeout, without what
+        they wait for (called periodically: the crawler's ``lane.expire_waiting``)."""
+        ...
+
 
 @runtime_checkable
 class DependencyFetcher(Protocol):

@@ -41,7 +41,6 @@ from xyleme.jobs import (
     restore_opic,
 )
 from xyleme.live_status import LiveStatus
-from xyleme.loading import LoaderSink
 from xyleme.lock import DaemonLock
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
@@ -113,20 +112,18 @@ class Daemon:
             clock=clock,
             resolver=self.resolver,
             exchanges=self.archive if self.archive.active else None,
-            sink_for=lambda made: LoaderSink(
-                repository / paths.documents, md, made, clock, config.loader
-            ),
+            sink_for=lambda made: made.make_loader(repository / paths.documents, md, config.loader),
         )
-        self.sink = sink = crawler.sink
+        self.loader = crawler.sink
         self.opic = opic = restore_opic(md, config.opic)
         FetchListener(opic, md, events=crawler.signals, xml_weight=config.opic.xml_weight)
         SitemapQueue(crawler)
         self.workers = workers = Workers(crawler)
-        self.refresh = refresh = RefreshPass(md, config.refresh, clock, crawler, opic, sink)
+        self.refresh = refresh = RefreshPass(md, config.refresh, clock, crawler, opic, crawler.lane)
         folder, scope_now = repository / paths.ranking, lambda: crawler.scope
         self.ranking = ranking = RankingPass(md, folder, config.ranking, clock, scope_now)
         self.rechecks = rechecks = RecheckTask(md, crawler, lambda: workers.running)
-        live = LiveStatus(config, clock, workers, sink, refresh, ranking, rechecks)
+        live = LiveStatus(config, clock, workers, refresh, ranking, rechecks)
         self.live_status = live
         self.control = DaemonControl(
             md, config, crawler, workers, ranking, rechecks, live, stop=self.stop
@@ -156,7 +153,7 @@ class Daemon:
             self.stop(f"cannot write the last checkpoint: {error}")
         finally:
             self.archive.close_now()  # the exchanges still queued are written, files closed
-            self.sink.close()
+            self.loader.close()
             self.md.close()
             self.md = None
             self.lock.release()
@@ -170,7 +167,7 @@ class Daemon:
             self.open()
             try:
                 queue_unread(self.md, self.crawler)
-                await queue_not_loaded(self.md, self.crawler, self.sink)
+                await queue_not_loaded(self.md, self.crawler, self.loader)
                 # What start-up built (modules, settings, caches) lives as long as the process:
                 # out of the cyclic GC's sight, a full collection no longer stalls the loop
                 # for a scan of it (measured: ~90 ms every few seconds).

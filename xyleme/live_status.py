@@ -10,7 +10,6 @@ from typing import Any
 from metadata import Clock
 from xyleme.config import Config
 from xyleme.jobs import RankingPass, RecheckTask, RefreshPass
-from xyleme.loading import LoaderSink
 from xyleme.workers import Workers
 
 
@@ -22,7 +21,6 @@ class LiveStatus:
         config: Config,
         clock: Clock,
         workers: Workers,
-        sink: LoaderSink,
         refresh: RefreshPass,
         ranking: RankingPass,
         rechecks: RecheckTask,
@@ -31,7 +29,6 @@ class LiveStatus:
         self.clock = clock
         self.crawler = workers.crawler
         self.workers = workers
-        self.sink = sink
         self.refresh = refresh
         self.ranking = ranking
         self.rechecks = rechecks
@@ -44,7 +41,7 @@ class LiveStatus:
             "fetch_rate": crawl["pages_per_s"] if self.workers.running else 0.0,
             "queues": {str(level): size for level, size in crawl["queues"].items()},
             "fetched": crawl["pages"],
-            "loaded": self.sink.loaded,
+            "loaded": self.crawler.lane.loaded,
             "errors": crawl["errors"],
             "last_refresh": self.refresh.last,
             "last_ranking": self.ranking.last,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from loader import iso
+from loader import Loader, iso
 from metadata import Heartbeat, Metadata, MetadataError, target_of, write_host_stats
 from ranking.opic import OPICError
 from xyleme import commands
@@ -36,7 +36,6 @@ from xyleme.claim_feed import ClaimFeed
 from xyleme.commands import is_paused
 from xyleme.config import Config
 from xyleme.crawler import Crawler
-from xyleme.loading import LoaderSink
 from xyleme.periodic import PeriodicJobs
 from xyleme.scope_config import check_start
 from xyleme.status import restore_clock
@@ -149,7 +148,7 @@ class CrawlWorker:
         self._last_beat = (self.started, 0)
         self._connections: list[Metadata] = []
         self.archive: Archive | None = None
-        self.sink: LoaderSink | None = None
+        self.sink: Loader | None = None
 
     def open(self) -> None:
         """Open the store, refuse a part another live worker runs, build the parts."""
@@ -199,8 +198,8 @@ class CrawlWorker:
             clock=clock,
             resolver=self.resolver,
             exchanges=self.archive if self.archive.active else None,
-            sink_for=lambda made: LoaderSink(
-                repository / config.paths.documents, loader_md, made, clock, config.loader
+            sink_for=lambda made: made.make_loader(
+                repository / config.paths.documents, loader_md, config.loader
             ),
         )
         crawler.follows_links = False  # found links are claimed by part (ClaimFeed.claim)
@@ -309,7 +308,7 @@ class CrawlWorker:
         return [
             ("heartbeat", self.beat, self.settings.heartbeat_s),
             ("opic_flush", self._flush_opic, self.settings.heartbeat_s),
-            ("expire_waiting", self.sink.expire_waiting, max(1.0, unit_s)),
+            ("expire_waiting", self.crawler.lane.expire_waiting, max(1.0, unit_s)),
         ]
 
     async def _follow_pause(self) -> None:

@@ -13,7 +13,6 @@ from metadata import MAX_URL_LENGTH, URL_TOO_LONG, URLTooLong, canonicalize_url
 from tests.crawler.test_crawler_scope import FAST, LOOPBACK, serving
 from tests.crawler_site import Page
 from xyleme.crawler import Crawler, CrawlerSettings, Scope
-from xyleme.loading import LoaderSink
 
 OFF_SITE = "https://play.example.org/?code=" + "x" * (MAX_URL_LENGTH + 100)
 HUGE_OFF_SITE = "https://play.example.org/?code=" + "y" * (5 * MAX_URL_LENGTH)
@@ -24,7 +23,7 @@ async def crawl(md, home: str, documents: Path | None = None) -> None:
     """Crawl from ``home`` within its site (and load its XML into ``documents``)."""
     crawler = Crawler(md, CrawlerSettings(**SETTINGS), Scope([home]), clock=md.clock)
     if documents is not None:
-        crawler.sink = LoaderSink(documents, md, crawler, md.clock, LoaderSettings())
+        crawler.sink = crawler.make_loader(documents, md, LoaderSettings())
     crawler.submit(home)
     await crawler.run()
 

@@ -25,7 +25,6 @@ from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope, TrapGuard
 from xyleme.crawler.addresses import AddressRefused, GuardedResolver, non_public
 from xyleme.crawler.scoperules import Kind, ScopeError, URLParts, parse_rule
 from xyleme.daemon import Daemon
-from xyleme.loading import LoaderSink
 from xyleme.scope_config import check_start
 
 FAST = {"min_delay": 0.0, "concurrency": 8, "per_host_concurrency": 4, "write_interval": 0.01}
@@ -241,7 +240,7 @@ async def test_a_dtd_on_another_port_of_an_in_scope_host_is_never_fetched(md, tm
         home = site.html(LOOPBACK, "/", ["/doc.xml"])
         site.add(LOOPBACK, "/doc.xml", Page(doc, content_type="application/xml"))
         crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
-        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
+        crawler.sink = crawler.make_loader(tmp_path / "docs", md, LoaderSettings())
         crawler.submit(home)
         await crawler.run()
         assert other.hits == []  # not the DTD, not the other port's robots.txt
@@ -472,7 +471,7 @@ async def test_links_of_a_document_that_waited_for_its_dtd_are_followed(md, tmp_
         site.add(LOOPBACK, "/page.dtd", Page(dtd, dtd_status, "application/xml-dtd"))
         site.html(LOOPBACK, "/next.html")
         crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
-        crawler.sink = LoaderSink(tmp_path / "docs", md, crawler, md.clock, LoaderSettings())
+        crawler.sink = crawler.make_loader(tmp_path / "docs", md, LoaderSettings())
         crawler.submit(home)
         await crawler.run()
         assert "/page.dtd" in paths(site) and "/next.html" in paths(site)

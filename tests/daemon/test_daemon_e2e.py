@@ -61,7 +61,7 @@ async def run(tmp_path_factory):
 async def test_the_web_is_read_and_xml_loaded(run):
     daemon, read_once = run
     assert read_once[PageType.HTML] > 100 and read_once[PageType.XML] > 20
-    assert daemon.sink.loaded >= read_once[PageType.XML]  # first versions, then changes
+    assert daemon.crawler.lane.loaded >= read_once[PageType.XML]  # first versions, then changes
     view = daemon.md.refresh_view()
     xml = view["id"][view["type"] == PAGE_TYPE_CODE[PageType.XML]].tolist()
     statuses = [daemon.md.status(url_id) for url_id in xml]

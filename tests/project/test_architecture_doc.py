@@ -80,3 +80,18 @@ def test_the_checks_see_a_wrong_name():
     with pytest.raises(LookupError):
         resolve("xyleme.jobs.no_such_job")
     assert "xyleme.jobs" in code_packages()
+
+
+def road_files() -> list[str]:
+    """The files the page's road of one URL says a reader opens, in order."""
+    section = PAGE.split("## The road of one URL", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([\w/]+\.py)` \|", section, re.MULTILINE)
+
+
+def test_the_road_from_a_url_to_its_stored_version_crosses_at_most_five_files():
+    """Issue 19: from the crawler's worker to the stored XML version, five files to open,
+    the crawler's first and the version store's last."""
+    road = road_files()
+    assert 2 <= len(road) <= 5
+    assert road[0] == "xyleme/crawler/engine.py" and road[-1] == "metadata/versions.py"
+    assert all((ROOT / path).is_file() for path in road)

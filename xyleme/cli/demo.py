@@ -111,7 +111,7 @@ def _run(
     terminal = sys.stdout.isatty()
     configure_logging("text", logging.WARNING if terminal else logging.INFO)
     # the simulated web has malformed documents on purpose: one line each would drown the rest
-    logging.getLogger("xyleme.loading").setLevel(logging.WARNING)
+    logging.getLogger("xyleme.crawler.writer").setLevel(logging.WARNING)
     settings = web_settings(pages)
     click.echo(
         f"xyleme demo: a simulated web of {settings.pages} pages on {settings.hosts} hosts, "

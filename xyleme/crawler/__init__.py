@@ -11,8 +11,9 @@ fetched),
 :mod:`~xyleme.crawler.seen` (the seen-URL table), :mod:`~xyleme.crawler.stats`; the
 crawler's own steps: :mod:`~xyleme.crawler.admission` (which links are taken in),
 :mod:`~xyleme.crawler.fetching` (one request's fetch), :mod:`~xyleme.crawler.classify` (what
-a response means), :mod:`~xyleme.crawler.writer` (batched writes, then the events), and the
-:mod:`~xyleme.crawler.engine` that runs them. See docs/crawler.md.
+a response means), :mod:`~xyleme.crawler.writer` (batched writes, then the events and the
+lane to the loader), and the :mod:`~xyleme.crawler.engine` that runs them. See
+docs/crawler.md.
 """
 
 from xyleme.crawler.addresses import literal_refusal

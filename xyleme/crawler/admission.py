@@ -1,6 +1,7 @@
 """Which URLs the crawler takes in (paper §3): the submission API, the scope, trap and suffix
-verdicts, the seen-URL table (and its file), the per-host page budget, and the bookkeeping of
-every refused URL with its reason (``Metadata.reject``).
+verdicts, the seen-URL table (and its file), the per-host page budget, the bookkeeping of
+every refused URL with its reason (``Metadata.reject``), a crawl worker's claims of the links
+it finds, and the loader's requests for DTDs and entities (each once until its fetch ends).
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ import functools
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from conventions import host_key
-from loader import LoadOutcome
+from loader import Loader, LoaderSettings, LoadOutcome
 from metadata import URL_TOO_LONG, InvalidURL, canonicalize_url
 from xyleme.crawler.frontier import Level, Request
 from xyleme.crawler.scope import Scope
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from loader import LoadResult
+    from metadata import Metadata
+    from xyleme.crawler.classify import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,19 @@ PLAN_SLICE = 256
 
 SEEN_FILE = "crawler-seen.u64"
 """The saved seen-URL table, next to metadata.db (8 bytes per slot, see SeenURLs)."""
+
+
+class LinkClaims(Protocol):
+    """A crawl worker's claims of the links it finds on its own part's hosts
+    (``Crawler.link_claims``): the links skip the store's claim poll, as the daemon queues
+    its links at once, and each fetch it makes is still of a page it claimed."""
+
+    def claim(self, metadata: Metadata, url_ids: list[int]) -> list[int]:
+        """Claim those of ``url_ids`` its part may fetch now through ``metadata``, inside the
+        transaction that records them (any thread); the ids claimed."""
+
+    def taken(self, url_ids: list[int]) -> None:
+        """Those claims committed (on the event loop, before their requests are queued)."""
 
 
 class LinkAdmission:
@@ -178,19 +194,43 @@ class LinkAdmission:
         return self._request_now(url, referrer_id)
 
     def _request_now(self, url: str, referrer_id: int | None) -> bool:
-        if self.submit(url, Level.DEPENDENCY, referrer=referrer_id):
-            return True
+        """Queue a dependency once until its fetch ends (``_dependency_ended``): every
+        document that needs a DTD asks for it, and each would otherwise fetch it again."""
         try:
             canonical = canonicalize_url(url)
         except InvalidURL:
-            return False  # no URL-Id: nothing can wait on it
-        refusal = self._refusal(canonical, any_suffix=True)
-        if refusal is not None and self._lane is not None:
+            canonical = None  # submit records the refusal; no URL-Id: nothing waits on it
+        if canonical in self._asked:
+            return True
+        if self.submit(url, Level.DEPENDENCY, referrer=referrer_id):
+            self._asked.add(canonical)
+            return True
+        refusal = canonical and self._refusal(canonical, any_suffix=True)
+        if refusal and self.lane.running:
             # The loader may not have written the URL-Id its documents wait on yet (it asks
             # mid-load): the id is made here, and the lane serves the failure after that load.
             url_id = self.metadata.id_for(canonical)
-            self._lane.fail(url_id, canonical, refusal)  # its waiting documents load now
+            self.lane.fail(url_id, canonical, refusal)  # its waiting documents load now
         return False
+
+    def _dependency_ended(self, request: Request) -> None:
+        """The fetch of a dependency the loader asked for ended (read, failed or refused;
+        after its redirects): a new request fetches it again."""
+        self._asked.discard(request.redirects[0] if request.redirects else request.url)
+
+    def make_loader(self, folder: Path, metadata: Metadata, settings: LoaderSettings) -> Loader:
+        """The XML loader as this crawler's sink (``sink_for``): it asks the crawler for its
+        DTDs and entities (:meth:`request`), never outside the scope, and records as refused
+        the links the crawl refuses (:meth:`link_refusal`)."""
+        return Loader(
+            folder,
+            metadata,
+            self,
+            self.clock,
+            settings,
+            in_scope=lambda url: self.scope.refusal(url) is None,  # the scope in force
+            link_refusal=self.link_refusal,
+        )
 
     def _refusal(self, url: str, *, any_suffix: bool = False) -> str | None:
         """Why a canonical URL is not fetched (scope, trap shape, suffix), or None; the
@@ -303,6 +343,32 @@ class LinkAdmission:
             else:
                 self.frontier.push(request)
         self.metadata.reject_many(over_budget)
+
+    def _found_links(self, batch: list[Outcome]) -> dict[int, Request]:
+        """The links the batch's pages would scout (``_after_commit``), as requests by URL-Id."""
+        ids, found = self._url_ids, {}
+        for outcome in batch:
+            request = outcome.request
+            if outcome.follow and request.depth < self.settings.max_scout_depth:
+                for url in outcome.follow:
+                    url_id = ids.get(url)
+                    if url_id is not None and url_id not in found:
+                        found[url_id] = Request(
+                            url,
+                            Level.SCOUTING,
+                            url_id=url_id,
+                            referrer=request.url_id,
+                            depth=request.depth + 1,
+                        )
+        return found
+
+    def _queue_claimed(self) -> None:
+        """Queue the found links the last commit claimed (``link_claims``)."""
+        if self._claimed:
+            claimed, self._claimed = self._claimed, []
+            self.link_claims.taken([request.url_id for request in claimed])
+            for request in claimed:
+                self.frontier.push(request)
 
     def _loaded(self, result: LoadResult, depth: int) -> None:
         """A document the loader stored: queue its links (the loader found them, §3) as found

@@ -13,8 +13,9 @@ own module, mixed into :class:`Crawler`:
    and, for HTML, its links extracted (:mod:`~xyleme.crawler.classify`);
 5. the writer commits a batch of fetch results in one metadata transaction each for ids and
    for records (``ids_for`` + ``record_fetches``), then fires ``page_fetched`` /
-   ``page_changed`` / ``page_dead`` / ``page_failed``, hands new XML to the loader's sink and
-   queues the unseen links at level 3 (:mod:`~xyleme.crawler.writer`).
+   ``page_changed`` / ``page_dead`` / ``page_failed``, queues the unseen links at level 3
+   and hands new XML to the loader's sink through its lane, in a worker thread, where it is
+   stored as a version (:mod:`~xyleme.crawler.writer`).
 
 Every failure becomes a FetchResult of type ERROR or DEAD with its reason; no exception
 escapes a worker.
@@ -32,14 +33,13 @@ from typing import TYPE_CHECKING
 from conventions import host_key
 from metadata import Clock, Metadata, SystemClock
 from xyleme import signals
-from xyleme.crawler.admission import LinkAdmission
+from xyleme.crawler.admission import LinkAdmission, LinkClaims
 from xyleme.crawler.classify import Outcome, ResponseClassification
 from xyleme.crawler.denylist import SuffixDenyList
 from xyleme.crawler.exchanges import fetch_of, prerequisite_of, status_code
 from xyleme.crawler.fetcher import Fetcher
 from xyleme.crawler.fetching import FetchStep
 from xyleme.crawler.frontier import Frontier
-from xyleme.crawler.handoff import LoaderLane
 from xyleme.crawler.politeness import host_delay
 from xyleme.crawler.robots import RobotsCache, RobotsRules
 from xyleme.crawler.scope import Scope
@@ -47,7 +47,7 @@ from xyleme.crawler.seen import SeenURLs
 from xyleme.crawler.settings import CrawlerSettings
 from xyleme.crawler.stats import CrawlStats
 from xyleme.crawler.traps import HostBudget, TrapGuard
-from xyleme.crawler.writer import LinkClaims, ResultWriter
+from xyleme.crawler.writer import LoaderLane, ResultWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,7 +84,8 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         The loader: receives new or changed XML/DTD bodies after their commit.
     sink_for : callable, optional
         Instead of ``sink``: makes the sink around this crawler (the daemon's loader asks the
-        crawler for DTDs and follows its scope), so both are built in one go.
+        crawler for DTDs and follows its scope: :meth:`make_loader`), so both are built in
+        one go.
     exchanges : ExchangeSink, optional
         The archive: told of every HTTP exchange (WARC) and every fetch (crawl log).
 
@@ -113,6 +114,8 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self.metadata = metadata
         self.settings = settings = settings or CrawlerSettings()
         self.clock = clock or SystemClock()
+        self.lane = LoaderLane(self._loaded, self._check_idle)
+        """The hand-off to the loader: every call to the ``sink`` goes through it."""
         self.sink = sink
         self.signals = signals.SignalManager()
         self.stats = CrawlStats()
@@ -138,7 +141,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._closing = False
         self._stop_requested = False
         self._waiting_workers: set[asyncio.Task] = set()
-        self._lane: LoaderLane | None = None
+        self._asked: set[str] = set()  # the loader's dependency requests, until fetched
         self.follows_links = True
         """Whether found links and redirect targets are queued here; a crawl worker of a
         shared store (``xyleme.worker``) only stores them: their part's owner claims them."""
@@ -152,6 +155,15 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._loop: asyncio.AbstractEventLoop | None = None
         if sink_for is not None:
             self.sink = sink_for(self)
+
+    @property
+    def sink(self) -> DocumentSink | None:
+        """The loader: receives new or changed XML/DTD bodies after their commit."""
+        return self.lane.sink
+
+    @sink.setter
+    def sink(self, sink: DocumentSink | None) -> None:
+        self.lane.sink = sink
 
     # ------------------------------------------------------------------ running
 
@@ -172,8 +184,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._budget.clear()  # the page budget is per run
         self._loop = asyncio.get_running_loop()
         if self.sink is not None:
-            self._lane = LoaderLane(self.sink, self._loaded, self._check_idle)
-            self._lane.start()
+            self.lane.start()
         await self.fetcher.open()
         workers = [
             asyncio.create_task(self._worker(), name=f"xyro-worker-{n}")
@@ -200,7 +211,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
 
     def backlog(self) -> int:
         """Fetch results waiting for the writer plus bodies waiting for the loader."""
-        return self._outbox.qsize() + (self._lane.pending if self._lane is not None else 0)
+        return self._outbox.qsize() + self.lane.pending
 
     def snapshot(self) -> dict:
         """Current statistics, with queue sizes by level."""
@@ -267,10 +278,8 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._outbox.put_nowait(None)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(writer)
-        if self._lane is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._lane.close()
-            self._lane = None
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.lane.close()
         await self.fetcher.close()
         self._save_seen()
 
@@ -345,6 +354,6 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
 
     def _check_idle(self) -> None:
         idle = self._busy == 0 and len(self.frontier) == 0 and self._outbox.empty()
-        idle = idle and (self._lane is None or self._lane.pending == 0)
+        idle = idle and self.lane.pending == 0
         if idle and self._until_idle:
             self._finished.set()

@@ -1,6 +1,18 @@
-"""The crawler's writer: finished fetches committed to the metadata in batches (URL-Ids, then
-fetch records and the links they refused, in one transaction), then, after the commit, the
-signals fired, the bodies handed to the loader and the found links sent to admission.
+"""What becomes of a finished fetch: committed to the metadata in batches (URL-Ids, then fetch
+records and the links they refused, in one transaction); after the commit, the signals fired,
+the found links sent to admission, and a new or changed XML body (or a DTD the loader asked
+for) handed to the loader through its lane (:class:`LoaderLane`), where it is parsed, checked
+and stored as a version (``loader.Loader``).
+
+The loader's calls are synchronous and CPU-bound: the lane makes them in a worker thread, in
+order, so parsing never stalls the fetchers, and tells the crawler what each load found so
+it can queue the document's links. The bodies queued while the loader was busy go to it
+together, up to :data:`BATCH` at a time (``load_many`` makes its writes in two transactions,
+where one load at a time makes two per document), each with the MD5 its fetch computed; a
+batch that raises is loaded again one body at a time, so one bad body costs only its own load.
+The loader is not thread-safe: every call to it, the lane's and its owner's
+(:meth:`LoaderLane.call`: the periodic ``expire_waiting``, the check at start), holds the
+lane's lock, so none runs beside a load.
 """
 
 from __future__ import annotations
@@ -8,32 +20,25 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TypeVar
 
-from loader import FetchedBody
-from metadata import FetchResult, Metadata, PageType
+from loader import Body, DocumentSink, FetchedBody, LoadOutcome, LoadResult
+from metadata import FetchResult, PageType
 from xyleme import signals
 from xyleme.crawler.classify import Outcome
+from xyleme.crawler.fetcher import discard_spooled
 from xyleme.crawler.frontier import Level, Request
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
+BATCH = 100
+"""Most bodies handed to the loader in one ``load_many`` call."""
 
 UNRECORDED = object()  # a fetch the metadata refused: no event follows it
-
-
-class LinkClaims(Protocol):
-    """A crawl worker's claims of the links it finds on its own part's hosts
-    (``Crawler.link_claims``): the links skip the store's claim poll, as the daemon queues
-    its links at once, and each fetch it makes is still of a page it claimed."""
-
-    def claim(self, metadata: Metadata, url_ids: list[int]) -> list[int]:
-        """Claim those of ``url_ids`` its part may fetch now through ``metadata``, inside the
-        transaction that records them (any thread); the ids claimed."""
-
-    def taken(self, url_ids: list[int]) -> None:
-        """Those claims committed (on the event loop, before their requests are queued)."""
 
 
 @dataclass(slots=True)
@@ -57,7 +62,7 @@ class CrawlEvent:
 class ResultWriter:
     """The Crawler's batched writes and post-commit events (a mixin of
     :class:`~xyleme.crawler.Crawler`, which supplies the outbox, ``metadata``, ``signals``,
-    ``stats`` and the loader lane).
+    ``stats`` and the loader's ``lane``).
     """
 
     async def _write_loop(self) -> None:
@@ -164,32 +169,6 @@ class ResultWriter:
         self._claimed.extend(found[url_id] for url_id in claimed)  # committed: queued next
         return verdicts
 
-    def _found_links(self, batch: list[Outcome]) -> dict[int, Request]:
-        """The links the batch's pages would scout (``_after_commit``), as requests by URL-Id."""
-        ids, found = self._url_ids, {}
-        for outcome in batch:
-            request = outcome.request
-            if outcome.follow and request.depth < self.settings.max_scout_depth:
-                for url in outcome.follow:
-                    url_id = ids.get(url)
-                    if url_id is not None and url_id not in found:
-                        found[url_id] = Request(
-                            url,
-                            Level.SCOUTING,
-                            url_id=url_id,
-                            referrer=request.url_id,
-                            depth=request.depth + 1,
-                        )
-        return found
-
-    def _queue_claimed(self) -> None:
-        """Queue the found links the last commit claimed (``link_claims``)."""
-        if self._claimed:
-            claimed, self._claimed = self._claimed, []
-            self.link_claims.taken([request.url_id for request in claimed])
-            for request in claimed:
-                self.frontier.push(request)
-
     def _remember_ids(self, urls: list[str], url_ids: list[int | None]) -> None:
         """Keep recent URL -> URL-Id answers (they never change); forget the oldest half
         when ``id_cache_size`` is reached, so memory stays bounded."""
@@ -224,11 +203,13 @@ class ResultWriter:
                 sitemap=request.sitemap,
             )
             self.frontier.push(target)
+        elif request.dependency:
+            self._dependency_ended(request)
         if outcome.follow and request.depth < self.settings.max_scout_depth:
             self._scout(outcome.follow, request.url_id, request.depth)
-        if self._lane is not None:
+        if self.lane.running:
             if outcome.body is not None:
-                await self._lane.room(self.settings.max_pending_loads)
+                await self.lane.room(self.settings.max_pending_loads)
             self._hand_to_loader(outcome, changed)
 
     def _fire(self, outcome: Outcome, changed: bool | None) -> None:
@@ -264,13 +245,220 @@ class ResultWriter:
             url = request.redirects[0]
             url_id = self.metadata.id_for(url, create=False) or url_id
         if request.dependency and result.page_type in (PageType.ERROR, PageType.DEAD):
-            self._lane.fail(url_id, url, result.reason or "fetch failed")
+            self.lane.fail(url_id, url, result.reason or "fetch failed")
         elif outcome.body is not None and request.dependency:  # straight back to the loader
-            self._lane.dependency(url_id, url, outcome.body, result.fetched_at, request.depth)
+            self.lane.dependency(url_id, url, outcome.body, result.fetched_at, request.depth)
             outcome.body = None  # the lane owns it now
         elif outcome.body is not None and (changed is not False or request.reload):
             fetched = FetchedBody(
                 url_id, url, outcome.body, outcome.headers, result.fetched_at, result.md5
             )
-            self._lane.load(fetched, request.depth)
+            self.lane.load(fetched, request.depth)
             outcome.body = None
+
+
+@dataclass(slots=True)
+class _Load:
+    fetched: FetchedBody
+    depth: int  # the scouting depth of the document's request
+
+    @property
+    def body(self) -> Body:
+        return self.fetched.body
+
+
+@dataclass(slots=True)
+class _Dependency:
+    url_id: int
+    url: str
+    body: Body
+    fetched_at: float
+    depth: int
+
+
+@dataclass(slots=True)
+class _Failure:
+    url_id: int
+    url: str
+    reason: str
+
+
+class LoaderLane:
+    """The crawler's one door to the loader (its ``sink``): a queue of bodies, and of
+    dependencies fetched or failed, served in order by one task while the crawler runs.
+
+    ``on_loaded(result, depth)`` runs on the event loop after each load, with the depth of
+    the request that brought the body (0 for the documents a failed dependency let load);
+    ``on_done()`` after each item, so the crawler can tell when all work is over. ``loaded``
+    counts the documents stored (``xyleme status``).
+    """
+
+    def __init__(
+        self, on_loaded: Callable[[LoadResult, int], None], on_done: Callable[[], None]
+    ) -> None:
+        self.sink: DocumentSink | None = None
+        self.loaded = 0
+        self.pending = 0
+        self._on_loaded = on_loaded
+        self._on_done = on_done
+        self._lock = threading.Lock()  # one loader call at a time
+        self._queue: asyncio.Queue[_Load | _Dependency | _Failure | None] = asyncio.Queue()
+        self._served = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the lane takes work (from :meth:`start` to :meth:`close`)."""
+        return self._task is not None
+
+    def start(self) -> None:
+        """Start serving (on the running loop; a queue of its own for each run)."""
+        self._queue, self._served = asyncio.Queue(), asyncio.Event()
+        self._task = asyncio.create_task(self._serve(), name="xyro-loader-lane")
+
+    def load(self, fetched: FetchedBody, depth: int) -> None:
+        """Queue a body for ``sink.load_many``; a spooled body's file is removed after it."""
+        self.pending += 1
+        self._queue.put_nowait(_Load(fetched, depth))
+
+    def dependency(self, url_id: int, url: str, body: Body, fetched_at: float, depth: int) -> None:
+        """Queue a DTD, entity or schema the loader asked for (``sink.dependency_arrived``)."""
+        self.pending += 1
+        self._queue.put_nowait(_Dependency(url_id, url, body, fetched_at, depth))
+
+    def fail(self, url_id: int, url: str, reason: str) -> None:
+        """Queue ``sink.dependency_failed`` for a DTD or entity that could not be fetched."""
+        self.pending += 1
+        self._queue.put_nowait(_Failure(url_id, url, reason))
+
+    async def call(self, method: Callable[..., T], *args: object) -> T:
+        """``method(*args)``, a call of the loader's, in a worker thread and never beside a
+        load (the lane may be running or not)."""
+        return await asyncio.to_thread(self._locked, method, *args)
+
+    async def expire_waiting(self) -> int:
+        """Load without it the documents that waited too long for a dependency; how many
+        (the refresh pass's ``Parking``, a crawl worker's periodic job)."""
+        return len(await self.call(self.sink.expire_waiting))
+
+    async def room(self, limit: int) -> None:
+        """Wait until fewer than ``limit`` items are queued (the writer's backpressure: the
+        bodies held in memory are bounded by the loader's pace)."""
+        while self.pending >= limit:
+            self._served.clear()
+            await self._served.wait()
+
+    async def close(self) -> None:
+        """Serve what is queued, then stop (the fetches behind it are already committed)."""
+        if self._task is not None:
+            self._queue.put_nowait(None)
+            try:
+                await asyncio.shield(self._task)
+            finally:
+                self._task = None
+
+    def _locked(self, method: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            return method(*args)
+
+    async def _serve(self) -> None:
+        try:
+            await self._serve_queue()
+        finally:  # cancelled: the bodies still queued will never load
+            while not self._queue.empty():
+                item = self._queue.get_nowait()
+                if isinstance(item, _Load | _Dependency):
+                    discard_spooled(item.body)  # the loader leaves it in place
+            self.pending = 0
+
+    async def _serve_queue(self) -> None:
+        held: list[_Dependency | _Failure | None] = []  # what ended a batch, served after it
+        while True:
+            item = held.pop() if held else await self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, _Failure):
+                await self._fail(item)
+                continue
+            if isinstance(item, _Dependency):
+                await self._arrived(item)
+                continue
+            batch = [item]
+            while len(batch) < BATCH and not self._queue.empty():
+                following = self._queue.get_nowait()
+                if not isinstance(following, _Load):
+                    held.append(following)
+                    break
+                batch.append(following)
+            await self._load(batch)
+
+    async def _load(self, batch: list[_Load]) -> None:
+        """Load a batch in one ``load_many`` call, in order (one body per call if it raises)."""
+        done = 0
+        try:
+            results = await self._load_together(batch)
+            for item in batch:
+                try:
+                    if results is None:
+                        [result] = await self.call(self.sink.load_many, [item.fetched])
+                    else:
+                        result = results[done]
+                    self._count(result, item.fetched.url)
+                    self._on_loaded(result, item.depth)
+                except Exception:
+                    log.exception("the loader failed on %s", item.fetched.url)
+                finally:
+                    done += 1
+                    self._finished(item)
+        finally:  # cancelled: the bodies not loaded yet are dropped all the same
+            for item in batch[done:]:
+                self._finished(item)
+
+    async def _load_together(self, batch: list[_Load]) -> list[LoadResult] | None:
+        """The results of ``load_many`` on the batch, or None: load them one by one."""
+        if len(batch) == 1:
+            return None
+        try:
+            return await self.call(self.sink.load_many, [item.fetched for item in batch])
+        except Exception:
+            log.exception("the loader failed on a batch of %d: one by one now", len(batch))
+            return None
+
+    def _count(self, result: LoadResult, url: str) -> None:
+        if result.outcome is LoadOutcome.STORED:
+            self.loaded += 1
+        elif result.outcome is LoadOutcome.FAILED:
+            log.info("document %s refused: %s", url, result.reason)
+
+    def _finished(self, item: _Load | _Dependency) -> None:
+        discard_spooled(item.body)  # the loader leaves it in place
+        self._served_one()
+
+    async def _arrived(self, item: _Dependency) -> None:
+        try:
+            result = await self.call(
+                self.sink.dependency_arrived, item.url_id, item.url, item.body, item.fetched_at
+            )
+            self._on_loaded(result, item.depth)  # the documents that waited on it, loaded
+        except Exception:
+            log.exception("the loader failed on %s", item.url)
+        finally:
+            self._finished(item)
+
+    async def _fail(self, item: _Failure) -> None:
+        try:
+            retried = await self.call(
+                self.sink.dependency_failed, item.url_id, item.url, item.reason
+            )
+            for result in retried or ():  # the waiting documents, loaded without it
+                self._on_loaded(result, 0)
+        except Exception:
+            log.exception("the loader failed on %s", item.url)
+        finally:
+            self._served_one()
+
+    def _served_one(self) -> None:
+        """One item done: the backlog shrinks, and a fetcher waiting for room may go on."""
+        self.pending -= 1
+        self._served.set()
+        self._on_done()

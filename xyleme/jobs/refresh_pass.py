@@ -41,7 +41,7 @@ POLICY_FIGURES = ("S", "K", "omega", "obsolescence", "due_now", "refreshed_pages
 
 
 class Parking(Protocol):
-    """The loader's documents waiting for a DTD or entity (``xyleme.loading.LoaderSink``)."""
+    """The loader's documents waiting for a DTD or entity (the crawler's ``lane``)."""
 
     async def expire_waiting(self) -> int: ...
 

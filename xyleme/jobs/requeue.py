@@ -9,19 +9,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from metadata import PAGE_TYPE_CODE, Metadata, PageType
 from xyleme import commands
 from xyleme.crawler import Crawler, Level
 
+if TYPE_CHECKING:
+    from loader import Loader
+
 log = logging.getLogger(__name__)
-
-
-class LoadedDocuments(Protocol):
-    """The loader's view of what it stored (``xyleme.loading.LoaderSink``)."""
-
-    def not_loaded(self, read: Mapping[int, str]) -> list[int]: ...
 
 
 def queue_unread(md: Metadata, crawler: Crawler) -> int:
@@ -35,7 +32,7 @@ def queue_unread(md: Metadata, crawler: Crawler) -> int:
     return queued
 
 
-async def queue_not_loaded(md: Metadata, crawler: Crawler, loaded: LoadedDocuments) -> int:
+async def queue_not_loaded(md: Metadata, crawler: Crawler, loader: Loader) -> int:
     """Read again the XML pages whose last read the loader never stored (after a kill -9).
 
     The crawler commits a read before it hands the body to the loader: a crash between the
@@ -45,8 +42,18 @@ async def queue_not_loaded(md: Metadata, crawler: Crawler, loaded: LoadedDocumen
     whatever their MD5.
     """
     read = await asyncio.to_thread(md.content_md5s, PageType.XML)
-    url_ids = await asyncio.to_thread(loaded.not_loaded, read)
+    url_ids = await crawler.lane.call(not_loaded, loader, read)  # never beside a load
     queued = sum(crawler.submit(url_id, Level.REFRESH, reload=True) for url_id in url_ids)
     if queued:
         log.info("queued %d XML pages read but never loaded (a crash cut them off)", queued)
     return queued
+
+
+def not_loaded(loader: Loader, read: Mapping[int, str]) -> list[int]:
+    """Of documents read (URL-Id -> MD5 of the content read), those the loader has neither
+    stored as their latest version nor parked waiting for a dependency."""
+    latest = {change.url_id: change.md5 for change in loader.repository.changes()}
+    parked = {document.url_id for document in loader.parking}
+    return [
+        url_id for url_id, md5 in read.items() if latest.get(url_id) != md5 and url_id not in parked
+    ]
