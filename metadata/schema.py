@@ -25,7 +25,7 @@ Tables (one per data module of paper §4, plus bookkeeping):
 * ``cash_parts`` and ``cash_transfers`` — OPIC's cash across crawl workers: each part's
   books and the cash in flight between parts (version 7).
 * ``sitemaps`` — the pages the sites named as sitemaps, read as sitemaps whenever they are
-  read again (version 9; version 8 is another branch's).
+  read again (version 8).
 * ``meta`` — the application marker and the schema version.
 
 The version store (``documents/versions.db``, :mod:`metadata.versions`) has its tables here
@@ -201,13 +201,8 @@ def add_cash_transfers(conn: Connection) -> None:
     )
 
 
-def reserved_for_version_8(conn: Connection) -> None:
-    """Version 8: no change. The number was given to another branch of the same session,
-    whose migration takes this place when the branches merge (issue 16's sitemaps are 9)."""
-
-
 def add_sitemaps(conn: Connection) -> None:
-    """Version 9: ``sitemaps``, the pages a site named as sitemaps (its robots.txt's
+    """Version 8: ``sitemaps``, the pages a site named as sitemaps (its robots.txt's
     ``Sitemap:`` lines, a sitemap index's entries).
 
     A sitemap is read by the protocol's rules (a gzip file unpacked under the 50 MB cap, a
@@ -226,7 +221,6 @@ MIGRATIONS: list[Migration] = [
     add_claims,
     add_workers,
     add_cash_transfers,
-    reserved_for_version_8,
     add_sitemaps,
 ]
 """``MIGRATIONS[i]`` upgrades schema version ``i + 1`` to ``i + 2``, inside the caller's
