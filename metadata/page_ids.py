@@ -54,10 +54,14 @@ class PageIds(Store):
                 known = _lookup_ids(conn, wanted)
             return [None if key is None else known.get(key) for key in keys]
         with self._write() as conn:
-            if self.dialect.serialise_ids and wanted:  # two writers never give one id twice
-                conn.execute(self.dialect.serialise_ids)
             known = _lookup_ids(conn, wanted)
             missing = [key for key in wanted if key not in known]
+            if missing and self.dialect.serialise_ids:  # two writers never give one id twice
+                # Taken only when an id is to be given (most batches name known URLs only),
+                # and held to the commit: look again, another writer may have just given it.
+                conn.execute(self.dialect.serialise_ids)
+                known.update(_lookup_ids(conn, missing))
+                missing = [key for key in missing if key not in known]
             if missing:
                 start = max_id(conn) + 1
                 new_ids = range(start, start + len(missing))
