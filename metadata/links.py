@@ -15,7 +15,7 @@ import numpy as np
 from metadata.dialect import upsert_sql
 from metadata.encoding import decode_ids, encode_ids
 from metadata.link_matrix import LinkMatrix, link_steps, rechunk
-from metadata.store import LOOKUP_CHUNK, Store, chunked, marks, require_page, require_pages
+from metadata.store import LOOKUP_CHUNK, Store, chunked, require_page, require_pages
 
 _COLUMNS = ("id", "children", "extra", "dependencies")
 
@@ -66,9 +66,8 @@ class Links(Store):
         wanted = list(dict.fromkeys(int(url_id) for url_id in url_ids))
         found: dict[int, np.ndarray] = {}
         for chunk in chunked(wanted, LOOKUP_CHUNK):
-            rows = self._all(
-                f"SELECT id, children FROM links WHERE id IN ({marks(len(chunk))})", chunk
-            )
+            where, values = self.dialect.among("id", chunk)
+            rows = self._all(f"SELECT id, children FROM links WHERE {where}", values)
             found.update((url_id, decode_ids(blob)) for url_id, blob in rows)
         return found
 

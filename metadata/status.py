@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from itertools import repeat
 
 from metadata.dialect import upsert_sql
-from metadata.store import LOOKUP_CHUNK, Store, chunked, marks, require_page, require_pages
+from metadata.store import LOOKUP_CHUNK, Store, chunked, require_page, require_pages
 from metadata.types import LoadStatus
 
 _COLUMNS = ("id", "status", "detail")
@@ -62,9 +62,9 @@ class LoadStatuses(Store):
         found: dict[int, tuple[LoadStatus, str | None]] = {}
         with self._read() as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
+                where, values = self.dialect.among("id", chunk)
                 rows = conn.execute(
-                    f"SELECT id, status, detail FROM load_status WHERE id IN ({marks(len(chunk))})",
-                    chunk,
+                    f"SELECT id, status, detail FROM load_status WHERE {where}", values
                 )
                 found.update((url_id, (LoadStatus(s), d)) for url_id, s, d in rows)
         return found
@@ -75,10 +75,9 @@ class LoadStatuses(Store):
         awaited: set[int] = set()
         with self._read() as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
+                where, values = self.dialect.among("dependency", chunk)
                 rows = conn.execute(
-                    f"SELECT DISTINCT dependency FROM waiting WHERE dependency IN "
-                    f"({marks(len(chunk))})",
-                    chunk,
+                    f"SELECT DISTINCT dependency FROM waiting WHERE {where}", values
                 )
                 awaited.update(row[0] for row in rows)
         return awaited

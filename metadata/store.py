@@ -22,7 +22,7 @@ from typing import Self
 
 from metadata import schema
 from metadata.clock import Clock
-from metadata.dialect import Connection
+from metadata.dialect import Connection, dialect_of
 from metadata.engines import Engine
 from metadata.errors import MetadataError, NotARepository, StoreError, UnknownPage, translated
 from metadata.settings import MetadataSettings
@@ -235,9 +235,8 @@ def lookup_pages(conn: Connection, ids: list[int], columns: str) -> list[tuple]:
     """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
     rows: list[tuple] = []
     for chunk in chunked(list(dict.fromkeys(ids)), LOOKUP_CHUNK):
-        rows += conn.execute(
-            f"SELECT {columns} FROM pages WHERE id IN ({marks(len(chunk))})", chunk
-        ).fetchall()
+        where, values = dialect_of(conn).among("id", chunk)
+        rows += conn.execute(f"SELECT {columns} FROM pages WHERE {where}", values).fetchall()
     return rows
 
 
@@ -262,10 +261,6 @@ def max_id(conn: Connection) -> int:
 def chunked(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def marks(count: int) -> str:
-    return ", ".join("?" * count)
 
 
 def as_columns(rows: list[tuple], width: int) -> list[tuple]:
