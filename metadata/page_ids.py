@@ -50,7 +50,7 @@ class PageIds(Store):
                     refused.append((url, error.reason))
         wanted = list(dict.fromkeys(key for key in keys if key is not None))
         if not create:
-            with self._read() as conn:
+            with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
                 known = _lookup_ids(conn, self.dialect, wanted)
             return [None if key is None else known.get(key) for key in keys]
         with self._write() as conn:
@@ -90,7 +90,7 @@ class PageIds(Store):
         """The canonical URLs of many URL-Ids, in order; :class:`UnknownPage` on the first
         unknown one."""
         wanted = [int(url_id) for url_id in ids]
-        with self._read() as conn:
+        with self._read(len(set(wanted)) > LOOKUP_CHUNK) as conn:
             found = dict(lookup_pages(conn, wanted, "id, url"))
         try:
             return [found[url_id] for url_id in wanted]

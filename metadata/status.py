@@ -60,7 +60,7 @@ class LoadStatuses(Store):
         that never had one are left out."""
         wanted = list(dict.fromkeys(int(url_id) for url_id in url_ids))
         found: dict[int, tuple[LoadStatus, str | None]] = {}
-        with self._read() as conn:
+        with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
                 where, values = self.dialect.among("id", chunk)
                 rows = conn.execute(
@@ -73,7 +73,7 @@ class LoadStatuses(Store):
         """Those of ``dependency_ids`` that some document waits on (a loader's batch: one query)."""
         wanted = list(dict.fromkeys(int(url_id) for url_id in dependency_ids))
         awaited: set[int] = set()
-        with self._read() as conn:
+        with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
                 where, values = self.dialect.among("dependency", chunk)
                 rows = conn.execute(

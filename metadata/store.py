@@ -202,9 +202,14 @@ class Store:
                 scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        """A consistent snapshot for a read that takes several statements."""
+    def _read(self, several: bool = True) -> Iterator[Connection]:
+        """A consistent snapshot for a read that takes several statements; for one
+        (``several`` False: a batch that fits one chunk) the statement is its own snapshot,
+        and the BEGIN and COMMIT two round trips saved on PostgreSQL."""
         with self._lock, translated(self.name):
+            if not several:
+                yield self._conn
+                return
             self._conn.execute(self.dialect.begin_snapshot)
             try:
                 yield self._conn
