@@ -9,8 +9,7 @@ import click
 import numpy as np
 
 from loader import iso
-from metadata import CashPart, CashTotal, Metadata, MetadataError
-from metadata.cash_transfers import TOTAL_CASH
+from metadata import TOTAL_CASH, CashPart, CashTotal, Metadata, MetadataError
 from ranking.opic import OPIC, CorruptSnapshot, OPICSettings
 from xyleme.cli import cli, repo_path
 from xyleme.cli.listing import Column, emit, listing_options, shown_limit
