@@ -15,7 +15,9 @@ same pages), then:
   through the store (``ids_for(..., canonical=True)``) against a raw ``INSERT`` by
   ``executemany`` on each engine and a raw ``COPY`` on PostgreSQL, and first fetch results
   with 10 links each through the store (``record_fetches``); batches of 1,000 rows, one
-  transaction each, the engines alternating batch by batch so both see the same load.
+  transaction each, the engines alternating batch by batch so both see the same load; every
+  writer commits with the store's default durability (survives a killed process: SQLite's
+  ``synchronous = NORMAL``, PostgreSQL's ``synchronous_commit = off``).
 
 ``cash_drift`` is OPIC's total-cash error after a run of 2 parts with a kill
 (:mod:`benchmarks.scaleout_cash`).
@@ -259,7 +261,11 @@ def measure(cluster: PostgresCluster, batches: int) -> dict[str, float]:
         lite_raw.execute("PRAGMA journal_mode = WAL")
         lite_raw.execute("PRAGMA synchronous = NORMAL")
         lite_raw.execute(RAW_TABLE)
-        pg_raw = psycopg.connect(cluster.url("raw"), autocommit=True)
+        # committing as the store does by default (synchronous NORMAL: synchronous_commit
+        # off; the raw SQLite connection's synchronous = NORMAL is the same durability)
+        pg_raw = psycopg.connect(
+            cluster.url("raw"), autocommit=True, options="-c synchronous_commit=off"
+        )
         pg_raw.execute(RAW_TABLE)
         lite = Metadata.create(Path(folder) / "metadata.db")
         pg = Metadata.create(cluster.url("api"))

@@ -34,7 +34,7 @@ import numpy as np
 
 from metadata.dialect import Connection
 from metadata.errors import MetadataError
-from metadata.store import Store, chunked, marks
+from metadata.store import Store, chunked
 
 TOTAL_CASH = 1.0
 """The cash of the whole system, split equally between the parts when they are opened."""
@@ -199,10 +199,10 @@ class CashTransfers(Store):
         found: dict[int, int] = {}
         with self._lock:
             for chunk in chunked(list(dict.fromkeys(ids.tolist())), 900):
+                where, values = self.dialect.among("id", chunk)
                 found.update(
                     self._all(
-                        f"SELECT id, host_hash % ? FROM pages WHERE id IN ({marks(len(chunk))})",
-                        (parts, *chunk),
+                        f"SELECT id, host_hash % ? FROM pages WHERE {where}", (parts, *values)
                     )
                 )
         return np.array([found.get(url_id, -1) for url_id in ids.tolist()], dtype=np.int64)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from metadata.store import Store, chunked, marks
+from metadata.store import Store, chunked
 
 CHUNK = 900
 """URL-Ids per statement (SQLite binds at most 999 parameters)."""
@@ -31,11 +31,11 @@ class ClaimWork(Store):
         wanted = list(dict.fromkeys(int(i) for i in url_ids))
         found: dict[int, tuple[int, str, bool, bool]] = {}
         for chunk in chunked(wanted, CHUNK):
+            where, values = self.dialect.among("id", chunk)
             rows = self._all(
                 "SELECT id, url, last_access IS NOT NULL, "
-                "type = 'DEAD' OR redirect_to IS NOT NULL FROM pages "
-                f"WHERE id IN ({marks(len(chunk))})",
-                chunk,
+                f"type = 'DEAD' OR redirect_to IS NOT NULL FROM pages WHERE {where}",
+                values,
             )
             found.update((row[0], (row[0], row[1], bool(row[2]), bool(row[3]))) for row in rows)
         return [found[url_id] for url_id in wanted if url_id in found]
@@ -72,7 +72,8 @@ class ClaimWork(Store):
         changed = 0
         with self._write() as conn:
             for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), CHUNK):
+                where, values = self.dialect.among("id", chunk)
                 changed += conn.execute(
-                    f"UPDATE pages {change} AND id IN ({marks(len(chunk))})", (*params, *chunk)
+                    f"UPDATE pages {change} AND {where}", (*params, *values)
                 ).rowcount
         return changed

@@ -21,12 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from metadata.store import Store, chunked, marks
+from metadata.store import Store, chunked
 
 
 def _claim_sql(skip_locked: str, among: str = "") -> str:
     # ?1 worker, ?2 lease end, ?3 parts, ?4 part, ?5 now (wall), ?6 due by (repository
-    # clock), ?7 limit; ``among`` narrows the pages (``AND id IN (…)``, its ids ?8, ?9…).
+    # clock), ?7 limit; ``among`` narrows the pages (``AND id IN (…)``, its ids ?8, ?9…, or
+    # ``AND id = ANY(?8)`` on PostgreSQL: Dialect.among).
     # Due: a next refresh at or before ?6, or never read and discovered by then. A DEAD or
     # redirected page is due only by a next refresh: the one the coordinator's refresh pass
     # gives it every ``dead_recheck_units``, as the daemon re-checks it (docs/refresh.md).
@@ -78,10 +79,12 @@ class Claims(Store):
             for chunk in chunks:
                 if len(claimed) >= limit:
                     break
-                ids = "" if chunk is None else ", ".join(f"?{8 + k}" for k in range(len(chunk)))
-                sql = _claim_sql(self.dialect.skip_locked, ids and f"AND id IN ({ids})")
+                where, values = (
+                    ("", []) if chunk is None else self.dialect.among("id", chunk, first=8)
+                )
+                sql = _claim_sql(self.dialect.skip_locked, where and f"AND {where}")
                 params = (worker, now + lease_s, parts, part, now, due_by, limit - len(claimed))
-                rows = conn.execute(sql, (*params, *(chunk or ()))).fetchall()
+                rows = conn.execute(sql, (*params, *values)).fetchall()
                 claimed += (row[0] for row in rows)
         return sorted(claimed)
 
@@ -91,10 +94,11 @@ class Claims(Store):
         released = 0
         with self._write() as conn:
             for chunk in chunked(list(dict.fromkeys(int(i) for i in url_ids)), 900):
+                where, values = self.dialect.among("id", chunk)
                 released += conn.execute(
                     "UPDATE pages SET claimed_by = NULL, claimed_until = NULL "
-                    f"WHERE claimed_by = ? AND id IN ({marks(len(chunk))})",
-                    (worker, *chunk),
+                    f"WHERE claimed_by = ? AND {where}",
+                    (worker, *values),
                 ).rowcount
         return released
 

@@ -31,6 +31,12 @@ DATABASE = "metadata.db"
 CONFIG = "xyleme.toml"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
+ASYNCHRONOUS = ("OFF", "NORMAL")
+"""The ``synchronous`` settings whose commits survive a killed process but not a power cut
+(SQLite's WAL with ``synchronous=NORMAL``): on PostgreSQL the store's sessions then commit
+with ``synchronous_commit=off``, which gives the same (a commit returns before its WAL is
+flushed; the server flushes it within ``3 × wal_writer_delay``; a crash of the server's
+machine may lose those last commits, never a part of one). FULL waits for the flush."""
 _PASSWORD = re.compile(r"(//[^/:@]*):[^/@]*@")
 
 
@@ -115,6 +121,8 @@ class Engine:
             options = [f"-c search_path={namespace}"] if namespace else []
             if readonly:  # the server refuses writes too, not only the store's calls
                 options.append("-c default_transaction_read_only=on")
+            elif settings.synchronous in ASYNCHRONOUS:
+                options.append("-c synchronous_commit=off")
             self._pool = _postgres_pool(target, settings, " ".join(options))
 
     def connect(self, *, reader: bool = False) -> Connection:

@@ -15,7 +15,7 @@ import numpy as np
 from metadata.dialect import upsert_sql
 from metadata.encoding import decode_ids, encode_ids
 from metadata.link_matrix import LinkMatrix, link_steps, rechunk
-from metadata.store import Store, require_page, require_pages
+from metadata.store import LOOKUP_CHUNK, Store, chunked, require_page, require_pages
 
 _COLUMNS = ("id", "children", "extra", "dependencies")
 
@@ -59,6 +59,17 @@ class Links(Store):
     def children(self, url_id: int) -> np.ndarray:
         """A page's stored children (int32, empty if none are known)."""
         return decode_ids(self._link_column(url_id, "children"))
+
+    def children_many(self, url_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """:meth:`children` of many pages in one query per ``LOOKUP_CHUNK`` (a worker's OPIC
+        credits a flush's XML fetches at once); a page without stored links is left out."""
+        wanted = list(dict.fromkeys(int(url_id) for url_id in url_ids))
+        found: dict[int, np.ndarray] = {}
+        for chunk in chunked(wanted, LOOKUP_CHUNK):
+            where, values = self.dialect.among("id", chunk)
+            rows = self._all(f"SELECT id, children FROM links WHERE {where}", values)
+            found.update((url_id, decode_ids(blob)) for url_id, blob in rows)
+        return found
 
     def extra_children(self, url_id: int) -> int:
         """How many distinct children a page had beyond the 65,534 stored."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from conventions import host_hash
-from metadata.dialect import Connection
+from metadata.dialect import Connection, Dialect
 from metadata.errors import InvalidURL, UnknownPage, translated
-from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, marks, max_id
+from metadata.store import LOOKUP_CHUNK, Store, chunked, lookup_pages, max_id
 from metadata.types import RejectedLink
 from metadata.urls import MAX_URL_LENGTH, canonicalize_url
 
@@ -50,14 +50,18 @@ class PageIds(Store):
                     refused.append((url, error.reason))
         wanted = list(dict.fromkeys(key for key in keys if key is not None))
         if not create:
-            with self._read() as conn:
-                known = _lookup_ids(conn, wanted)
+            with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
+                known = _lookup_ids(conn, self.dialect, wanted)
             return [None if key is None else known.get(key) for key in keys]
         with self._write() as conn:
-            if self.dialect.serialise_ids and wanted:  # two writers never give one id twice
-                conn.execute(self.dialect.serialise_ids)
-            known = _lookup_ids(conn, wanted)
+            known = _lookup_ids(conn, self.dialect, wanted)
             missing = [key for key in wanted if key not in known]
+            if missing and self.dialect.serialise_ids:  # two writers never give one id twice
+                # Taken only when an id is to be given (most batches name known URLs only),
+                # and held to the commit: look again, another writer may have just given it.
+                conn.execute(self.dialect.serialise_ids)
+                known.update(_lookup_ids(conn, self.dialect, missing))
+                missing = [key for key in missing if key not in known]
             if missing:
                 start = max_id(conn) + 1
                 new_ids = range(start, start + len(missing))
@@ -105,7 +109,7 @@ class PageIds(Store):
         """The canonical URLs of many URL-Ids, in order; :class:`UnknownPage` on the first
         unknown one."""
         wanted = [int(url_id) for url_id in ids]
-        with self._read() as conn:
+        with self._read(len(set(wanted)) > LOOKUP_CHUNK) as conn:
             found = dict(lookup_pages(conn, wanted, "id, url"))
         try:
             return [found[url_id] for url_id in wanted]
@@ -157,11 +161,10 @@ class PageIds(Store):
             return max_id(self._conn)  # one statement: no transaction needed
 
 
-def _lookup_ids(conn: Connection, urls: list[str]) -> dict[str, int]:
+def _lookup_ids(conn: Connection, dialect: Dialect, urls: list[str]) -> dict[str, int]:
     """The URL-Ids of those of ``urls`` that have one."""
     known: dict[str, int] = {}
     for chunk in chunked(urls, LOOKUP_CHUNK):
-        known.update(
-            conn.execute(f"SELECT url, id FROM pages WHERE url IN ({marks(len(chunk))})", chunk)
-        )
+        where, values = dialect.among("url", chunk)
+        known.update(conn.execute(f"SELECT url, id FROM pages WHERE {where}", values))
     return known

@@ -24,7 +24,8 @@ class MetadataSettings:
     busy_timeout: Annotated[float, Field(ge=0.0, le=3600.0)] = 10.0
     """seconds a writer waits for another process's write lock"""
     synchronous: SynchronousMode = "NORMAL"
-    """SQLite synchronous: NORMAL survives a killed process, FULL also a power cut"""
+    """durability: NORMAL survives a killed process, FULL also a power cut (SQLite's
+    synchronous; PostgreSQL commits with synchronous_commit off below FULL)"""
     cache_mb: Annotated[int, Field(ge=1, le=65_536)] = 64
     """SQLite page cache per connection, in MiB"""
     pool_size: Annotated[int, Field(ge=2, le=100)] = 4

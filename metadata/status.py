@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from itertools import repeat
 
 from metadata.dialect import upsert_sql
-from metadata.store import LOOKUP_CHUNK, Store, chunked, marks, require_page, require_pages
+from metadata.store import LOOKUP_CHUNK, Store, chunked, require_page, require_pages
 from metadata.types import LoadStatus
 
 _COLUMNS = ("id", "status", "detail")
@@ -60,11 +60,11 @@ class LoadStatuses(Store):
         that never had one are left out."""
         wanted = list(dict.fromkeys(int(url_id) for url_id in url_ids))
         found: dict[int, tuple[LoadStatus, str | None]] = {}
-        with self._read() as conn:
+        with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
+                where, values = self.dialect.among("id", chunk)
                 rows = conn.execute(
-                    f"SELECT id, status, detail FROM load_status WHERE id IN ({marks(len(chunk))})",
-                    chunk,
+                    f"SELECT id, status, detail FROM load_status WHERE {where}", values
                 )
                 found.update((url_id, (LoadStatus(s), d)) for url_id, s, d in rows)
         return found
@@ -73,12 +73,11 @@ class LoadStatuses(Store):
         """Those of ``dependency_ids`` that some document waits on (a loader's batch: one query)."""
         wanted = list(dict.fromkeys(int(url_id) for url_id in dependency_ids))
         awaited: set[int] = set()
-        with self._read() as conn:
+        with self._read(len(wanted) > LOOKUP_CHUNK) as conn:
             for chunk in chunked(wanted, LOOKUP_CHUNK):
+                where, values = self.dialect.among("dependency", chunk)
                 rows = conn.execute(
-                    f"SELECT DISTINCT dependency FROM waiting WHERE dependency IN "
-                    f"({marks(len(chunk))})",
-                    chunk,
+                    f"SELECT DISTINCT dependency FROM waiting WHERE {where}", values
                 )
                 awaited.update(row[0] for row in rows)
         return awaited

@@ -22,7 +22,7 @@ from typing import Self
 
 from metadata import schema
 from metadata.clock import Clock
-from metadata.dialect import Connection
+from metadata.dialect import Connection, dialect_of
 from metadata.engines import Engine
 from metadata.errors import MetadataError, NotARepository, StoreError, UnknownPage, translated
 from metadata.settings import MetadataSettings
@@ -202,9 +202,14 @@ class Store:
                 scanner.execute("COMMIT")  # a read transaction: ends the snapshot
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        """A consistent snapshot for a read that takes several statements."""
+    def _read(self, several: bool = True) -> Iterator[Connection]:
+        """A consistent snapshot for a read that takes several statements; for one
+        (``several`` False: a batch that fits one chunk) the statement is its own snapshot,
+        and the BEGIN and COMMIT two round trips saved on PostgreSQL."""
         with self._lock, translated(self.name):
+            if not several:
+                yield self._conn
+                return
             self._conn.execute(self.dialect.begin_snapshot)
             try:
                 yield self._conn
@@ -235,9 +240,8 @@ def lookup_pages(conn: Connection, ids: list[int], columns: str) -> list[tuple]:
     """``SELECT columns`` of the pages among ``ids`` that exist (chunked ``IN`` probes)."""
     rows: list[tuple] = []
     for chunk in chunked(list(dict.fromkeys(ids)), LOOKUP_CHUNK):
-        rows += conn.execute(
-            f"SELECT {columns} FROM pages WHERE id IN ({marks(len(chunk))})", chunk
-        ).fetchall()
+        where, values = dialect_of(conn).among("id", chunk)
+        rows += conn.execute(f"SELECT {columns} FROM pages WHERE {where}", values).fetchall()
     return rows
 
 
@@ -262,10 +266,6 @@ def max_id(conn: Connection) -> int:
 def chunked(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def marks(count: int) -> str:
-    return ", ".join("?" * count)
 
 
 def as_columns(rows: list[tuple], width: int) -> list[tuple]:

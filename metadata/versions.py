@@ -242,13 +242,13 @@ class VersionStore:
         wanted = list(dict.fromkeys(url_ids))
         with self._database() as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
-                chunk = wanted[start : start + _IN_CHUNK]
+                where, values = self._dialect.among("url_id", wanted[start : start + _IN_CHUNK])
                 rows = conn.execute(
                     f"SELECT v.url_id, v.{_VERSION_COLUMNS.replace(', ', ', v.')} "
                     "FROM versions v JOIN (SELECT url_id, max(version) AS top FROM versions "
-                    f"WHERE url_id IN ({', '.join('?' * len(chunk))}) GROUP BY url_id) AS t "
+                    f"WHERE {where} GROUP BY url_id) AS t "
                     "ON v.url_id = t.url_id AND v.version = t.top",
-                    chunk,
+                    values,
                 )
                 found.update((row[0], _version_info(row[1:])) for row in rows)
         return found
@@ -439,11 +439,10 @@ class VersionStore:
         kept: dict[int, list[tuple[int, str]]] = {}
         wanted = list(dict.fromkeys(url_ids))
         for start in range(0, len(wanted), _IN_CHUNK):
-            chunk = wanted[start : start + _IN_CHUNK]
+            where, values = self._dialect.among("url_id", wanted[start : start + _IN_CHUNK])
             rows = conn.execute(
-                "SELECT url_id, version, md5 FROM versions "
-                f"WHERE url_id IN ({', '.join('?' * len(chunk))}) ORDER BY url_id, version",
-                chunk,
+                f"SELECT url_id, version, md5 FROM versions WHERE {where} ORDER BY url_id, version",
+                values,
             )
             for url_id, version, md5 in rows:
                 kept.setdefault(url_id, []).append((version, md5))

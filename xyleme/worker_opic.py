@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
+
 from metadata import FetchResult, Metadata, PageType
 from xyleme.config import Config
 from xyleme.crawler import Crawler
@@ -29,6 +31,7 @@ class DeferringListener(PartOPICListener):
         super().__init__(part, md, events=crawler.signals)
         self.set_aside: list[FetchResult] = []
         self.flushing = False
+        self._stored: dict[int, np.ndarray] = {}  # children read for credit_set_aside
 
     def __call__(self, result: FetchResult) -> None:
         if self.flushing or needs_the_store(result):
@@ -37,9 +40,23 @@ class DeferringListener(PartOPICListener):
             super().__call__(result)
 
     def credit_set_aside(self, results: list[FetchResult]) -> None:
-        """Credit ``results`` (their children read from the store where needed)."""
-        for result in results:
-            super().__call__(result)
+        """Credit ``results``, the children of those that need the store read in one query
+        (one round trip a flush, not one per XML page)."""
+        asked = [result.url_id for result in results if needs_the_store(result)]
+        found = self.links.children_many(asked) if asked else {}
+        self._stored = {url_id: found.get(url_id, NO_CHILDREN) for url_id in asked}
+        try:
+            for result in results:
+                super().__call__(result)
+        finally:
+            self._stored = {}
+
+    def children_of(self, result: FetchResult) -> np.ndarray:
+        stored = self._stored.get(result.url_id) if needs_the_store(result) else None
+        return super().children_of(result) if stored is None else stored.astype(np.int64)
+
+
+NO_CHILDREN = np.zeros(0, dtype=np.int64)
 
 
 def needs_the_store(result: FetchResult) -> bool:

@@ -84,3 +84,25 @@ def test_statuses_and_awaited_read_a_batch_at_once(md):
     }
     assert md.awaited([a, dtd, c]) == {dtd}
     assert md.statuses([]) == {} and md.awaited([]) == set()
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_batches_below_and_above_the_small_batch_write_alike(md, size):
+    """PostgreSQL sends a few rows by executemany and more by COPY: the same rows stored."""
+    pages = md.ids_for([f"http://x.test/{n}" for n in range(size)])
+    assert pages == list(range(1, size + 1))
+    md.set_children_many([(page, [page], []) for page in pages])
+    md.set_children_many([(pages[-1], [pages[0]], [])])
+    assert [md.children(page).tolist() for page in pages[:-1]] == [[page] for page in pages[:-1]]
+    assert md.children(pages[-1]).tolist() == [pages[0]]
+
+
+def test_children_many_reads_the_pages_that_have_links(md):
+    a, b, c = md.ids_for(["http://x.test/a", "http://x.test/b", "http://x.test/c"])
+    md.set_children_many([(a, [b, c], []), (b, [], [])])
+    found = md.children_many([a, b, c, a])
+    assert {url_id: children.tolist() for url_id, children in found.items()} == {
+        a: [b, c],
+        b: [],
+    }
+    assert md.children_many([]) == {}

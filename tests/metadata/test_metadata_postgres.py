@@ -3,7 +3,14 @@ not xyleme's, a repository folder that names its store in xyleme.toml, concurren
 
 import pytest
 
-from metadata import Metadata, NotARepository, RepositoryExists, StoreError, target_of
+from metadata import (
+    Metadata,
+    MetadataSettings,
+    NotARepository,
+    RepositoryExists,
+    StoreError,
+    target_of,
+)
 from tests.postgres_cluster import free_port
 from tests.stores import in_threads, raw
 
@@ -66,6 +73,36 @@ def test_writers_in_threads_of_two_stores_never_share_an_id(postgres_url):
     both = {url_id for n, url_id in enumerate(ids) if n % 51 == 50}
     assert len(both) == 1  # one URL named by both writers: one id
     assert len(set(ids)) == 2 * 20 * 50 + 1  # every other URL its own id
+
+
+def test_writers_racing_for_the_same_new_urls_get_one_dense_id_each(postgres_url):
+    """The id lock is taken only when a URL lacks an id: two writers that both find the same
+    URLs missing look them up again under it, so the second reuses the first's ids."""
+    Metadata.create(postgres_url).close()
+    stores = [Metadata.open(postgres_url), Metadata.open(postgres_url)]
+    given: list[list[int | None]] = [[], []]
+
+    def assign(k: int) -> None:
+        for batch in range(30):
+            urls = [f"http://shared.test/{batch}/{n}" for n in range(40)]
+            given[k] += stores[k].ids_for(urls if k == 0 else urls[::-1])[:: 1 if k == 0 else -1]
+
+    in_threads(assign, 2)
+    for md in stores:
+        md.close()
+    assert given[0] == given[1]
+    assert sorted(given[0]) == list(range(1, 30 * 40 + 1))
+
+
+def test_the_synchronous_setting_sets_the_sessions_commit_mode(postgres_url):
+    """Below FULL a commit returns before its WAL is flushed (survives a killed process, as
+    SQLite's NORMAL); FULL leaves the server's own setting (on unless its admin says)."""
+    Metadata.create(postgres_url).close()
+    asked = "SELECT setting, source FROM pg_settings WHERE name = 'synchronous_commit'"
+    with Metadata.open(postgres_url, settings=MetadataSettings(synchronous="NORMAL")) as md:
+        assert md._one(asked) == ("off", "client")
+    with Metadata.open(postgres_url, settings=MetadataSettings(synchronous="FULL")) as md:
+        assert md._one(asked)[1] != "client"
 
 
 def test_a_read_only_opening_is_read_only_on_the_server_too(postgres_url):

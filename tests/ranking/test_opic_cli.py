@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from metadata import Metadata
-from ranking.opic import OPIC
+from ranking.opic import OPIC, OPICSettings
 from xyleme.cli import cli
 
 
@@ -63,3 +63,34 @@ def test_opic_with_a_corrupt_checkpoint_says_so(repository):
     result = CliRunner().invoke(cli, ["--repo", str(repository), "opic"])
     assert result.exit_code == 1
     assert "not an OPIC snapshot" in result.output
+
+
+def test_opic_parts_lists_each_parts_cash_and_the_total(repository):
+    """Crawl workers keep OPIC by part (§4.1): --parts shows each part's books, the cash in
+    flight between them and the total, conserved."""
+    from xyleme.jobs import PartOPIC
+
+    with Metadata.open(repository / "metadata.db") as md:
+        ids = md.ids_for([f"http://h{n}.test/p" for n in range(8)])
+        parts = [PartOPIC.restore(md, part, 2, OPICSettings(window="full")) for part in (0, 1)]
+        for part in parts:
+            own = [url_id for url_id in ids if part.opic.owns([url_id])[0]]
+            part.on_fetch(own[0], [url_id for url_id in ids if url_id != own[0]])
+        parts[0].flush(md)  # part 0's transfers to part 1 are in flight until part 1 flushes
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["--repo", str(repository), "opic", "--parts", "--json"])
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads(shown.stdout)
+    assert [(row["part"], row["parts"], row["flushes"]) for row in rows] == [(0, 2, 1), (1, 2, 0)]
+    text = runner.invoke(cli, ["--repo", str(repository), "opic", "--parts"])
+    assert text.exit_code == 0, text.output
+    total = text.output.splitlines()[-1]
+    assert "in flight" in total and "= total 1.000000000000" in total, total
+    result = runner.invoke(cli, ["--repo", str(repository), "opic"])
+    assert result.exit_code == 1 and "xyleme opic --parts" in result.output
+
+
+def test_opic_parts_without_workers_says_why(repository):
+    result = CliRunner().invoke(cli, ["--repo", str(repository), "opic", "--parts"])
+    assert result.exit_code == 1
+    assert "no OPIC parts" in result.output and "Traceback" not in result.output
