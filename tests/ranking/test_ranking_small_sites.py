@@ -4,7 +4,9 @@ The realistic folder (xyleme.sitegen.realfolder: 91 documents, 20 of them XML) h
 Jacobi sweeps of eq. 6–7 shrink the error by 0.99 a sweep, 1,800 sweeps to 1e-8. Gauss-Seidel
 was handed over to them as soon as it shrank slower than 0.95 a sweep, so in most page orders
 (the order in which a crawl met the pages) the pass stopped at 1,000 sweeps, NotConverged,
-and the daemon kept no ranking at all. Gauss-Seidel now goes on while it beats Jacobi's c·r.
+and the daemon kept no ranking at all. Gauss-Seidel now goes on while it beats Jacobi's c·r,
+judged only once c·r < 1 (in one order of 30 its plateau of the first sweeps, while r was
+still settling above its limit, handed it to Jacobi: 1,870 sweeps).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ def test_the_interest_converges_in_any_page_order(tmp_path):
     n = len(truth.documents)
     src, dst = (np.array(side) for side in zip(*truth.edges, strict=True))
     xml = np.flatnonzero(truth.is_xml)
-    rng = np.random.default_rng(0)
-    for trial in range(5):
+    rng = np.random.default_rng(1)
+    for trial in range(30):
         order = rng.permutation(n)
         graph = SlicedGraph.from_arrays(
             order[src], order[dst], tmp_path / f"slices{trial}", num_pages=n
