@@ -30,11 +30,14 @@ import time
 import numpy as np
 
 from ranking.cluster.blocks import load_block, needs, read_info, read_outdeg
-from ranking.cluster.exchange import Exchange
+from ranking.cluster.exchange import Exchange, Tag
 from ranking.cluster.worker_interest import InterestWorker
 from ranking.errors import RankingError
 from ranking.pagerank import kernels
 from ranking.pagerank.extrapolation import PowerExtrapolation
+
+#: (‖Δ‖₁, Σ x, extrapolated) of a sweep, over one worker's range or over all.
+DirectFigures = tuple[float, float, bool]
 
 
 class SliceWorker(InterestWorker, Exchange):
@@ -87,15 +90,16 @@ class SliceWorker(InterestWorker, Exchange):
         self.done = 0
         self.last_delta = float("inf")
 
-    def _direct_sweep(self, extrapolate: bool) -> tuple[float, float, bool]:
-        """Gauss-Seidel over the block from the newest values received (§5.3 in a slice),
-        then the extrapolation of the own pages when it is due (and ``extrapolate``)."""
+    def _direct_sweep(self, extrapolate: bool, upto: Tag | None) -> DirectFigures:
+        """Gauss-Seidel over the block from the peers' messages tagged at most ``upto`` (the
+        newest when None) (§5.3 in a slice), then the extrapolation of the own pages when it
+        is due (and ``extrapolate``)."""
         if self.scaled.shape[0] != self.num_pages:  # the kernel trusts its arrays' sizes
             raise RankingError(f"slice worker {self.index} swept before direct_init")
         started = time.perf_counter()
-        for peer, (values, dangling) in self.take("direct").items():
+        for peer, (values, figures) in self.take("direct", upto).items():
             self.scaled[self.need[peer]] = values
-            self.dangling_of[peer] = dangling
+            self.dangling_of[peer] = figures[0]
         self.timed("absorb_s", started)
         started, cpu = time.perf_counter(), time.thread_time()
         dangling = sum(self.dangling_of.values())
@@ -131,16 +135,44 @@ class SliceWorker(InterestWorker, Exchange):
         self.swept(started, cpu)
         return delta, mass, jumped
 
-    async def direct_sweep(self, extrapolate: bool = True) -> tuple[float, float, bool]:
-        """One sweep, then the peers get their part of it: (‖Δ‖₁, Σ x) over this range, and
-        whether the own pages were extrapolated after it (the change then bounds nothing)."""
-        figures = await asyncio.to_thread(self._direct_sweep, extrapolate)
-        await self._send_direct()
+    async def _sweep_and_send(self, extrapolate: bool, upto: Tag | None, tag: Tag) -> DirectFigures:
+        """One sweep, then the peers get their part of it, with this worker's dangling mass
+        and the sweep's figures: (‖Δ‖₁, Σ x) over this range, and whether the own pages were
+        extrapolated after it (the change then bounds nothing)."""
+        figures = await asyncio.to_thread(self._direct_sweep, extrapolate, upto)
+        parts = {p: self.scaled[pages] for p, pages in self.give.items()}
+        await self.send("direct", parts, (self.dangling_of[self.index], *figures), tag)
         return figures
 
-    async def _send_direct(self) -> None:
-        own = self.dangling_of[self.index]
-        await self.send("direct", {p: self.scaled[pages] for p, pages in self.give.items()}, own)
+    async def run_sync(
+        self, epoch: int, limit: int, hold: int, tol: float, extrapolate: bool = True
+    ) -> list[DirectFigures]:
+        """Synchronous sweeps with no coordinator in the loop: sweep t reads exactly the
+        peers' values of sweep t − 1 (the first, their newest of an earlier run), each
+        worker waiting for its peers' messages, not for a barrier. After each sweep every
+        worker sums the same figures in the same order (the workers' ‖Δ‖₁ and Σ x, in index
+        order), so all stop after the same sweep: the first after the ``hold`` first whose
+        c/(1 − c)·‖Δ‖₁ is at most ``tol`` with no extrapolation (the single-machine stop
+        rule, which the coordinator then asks of it), or ``limit`` sweeps, or
+        ``halt(epoch)``. Returns the global figures of each sweep done."""
+        factor = self.damping / (1.0 - self.damping)
+        done: list[DirectFigures] = []
+        upto: Tag = (epoch, 0)
+        while self._halted < epoch and len(done) < limit:
+            tag = (epoch, len(done) + 1)
+            own = await self._sweep_and_send(extrapolate, upto, tag)
+            heard = await self.arrived("direct", tag, epoch)
+            if heard is None:
+                break
+            every = {self.index: own} | {p: tuple(f[1:]) for p, f in heard.items()}
+            delta = sum(every[k][0] for k in sorted(every))
+            mass = sum(every[k][1] for k in sorted(every))
+            jumped = any(every[k][2] for k in sorted(every))
+            done.append((delta, mass, jumped))
+            upto = tag
+            if len(done) > hold and not jumped and factor * delta <= tol:
+                break
+        return done
 
     async def run_chaotic(self, epoch: int, limit: int, enough: float = 0.0) -> int:
         """Sweep as fast as possible from the newest values the peers sent, sending after
@@ -149,12 +181,14 @@ class SliceWorker(InterestWorker, Exchange):
         worker alone would otherwise sweep on until the coordinator's next look)."""
         done = 0
         while self._halted < epoch and done < limit and not (done and self.last_delta <= enough):
-            await self.direct_sweep()
             done += 1
+            await self._sweep_and_send(True, None, (epoch, done))
         return done
 
     async def halt(self, epoch: int) -> None:
+        """End the runs of ``epoch`` (a sweep under way finishes and sends first)."""
         self._halted = max(self._halted, epoch)
+        self._news.set()  # a wait for the peers' values ends
 
     async def status(self) -> tuple[int, float]:
         """(sweeps done, ‖Δ‖₁ of the last one): the chaotic run's residual, for the stop."""

@@ -80,9 +80,9 @@ def test_both_modes_reach_the_single_machine_vectors_within_the_bound(client, gr
     named = "chaotic" if mode == "chaotic" else "synchronous"
     assert importance.details["mode"] == interest.details["mode"] == named
     assert importance.snapshot == graph[0].snapshot
-    # where the time went, per worker: sweeping (wall and CPU), absorbing, sending
+    # where the time went, per worker: sweeping (wall and CPU), absorbing, sending, waiting
     seconds = interest.details["seconds"]
-    assert set(seconds) == {"wall", "sweep", "sweep_cpu", "absorb", "send"}
+    assert set(seconds) == {"wall", "sweep", "sweep_cpu", "absorb", "send", "wait"}
     assert 0 < seconds["sweep"] + seconds["send"] <= seconds["wall"]
 
 
