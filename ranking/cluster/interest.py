@@ -170,12 +170,13 @@ class ClusterInterest(_ClusterRanking):
         previous sweep (synchronous) or not (chaotic), until the residual reaches the last
         check's target or the run's length (``RUN_SWEEPS``, shorter at first)."""
         state = self.bound_state
+        restart = state.restart_weights()  # s + ε < 1 since the last check: sweep them now
         s = state.weights_damping
         s = s if bool(np.isfinite(s)) and state.contracting and not state.frozen else 0.0
         epoch = self.cluster.next_epoch()
         self._runs += 1
         limit = max(min(RUN_SWEEPS, 2**self._runs, self.max_sweeps - self.sweeps - 1), 1)
-        self.cluster.call("interest_prepare", self.r, epoch)
+        self.cluster.call("interest_prepare", self.r, epoch, restart)
         target = None if self.chaotic else self._target
         runs = [actor.run_interest(epoch, limit, s, target) for actor in self.cluster.actors]
         counts, residual = self._unbarred(

@@ -183,11 +183,14 @@ class InterestWorker:
 
     # -- chaotic sweeps ----------------------------------------------------------------------
 
-    async def interest_prepare(self, r: float, epoch: int) -> None:
+    async def interest_prepare(self, r: float, epoch: int, restart: bool = False) -> None:
         """Before the run ``epoch``: this block's partial sums of the current interest, sent
-        to the peers (so every worker's first sweep reads complete sums), and r of eq. 7.
+        to the peers (so every worker's first sweep reads complete sums), and r of eq. 7;
+        with ``restart``, the weights start again from 1 (the run sweeps them).
         Earlier runs' messages are dropped, not a peer's of this run already here."""
         self._check_init()
+        if restart:
+            self._restart_weights()
         self.heard, self.reported, self.fresh = {}, {}, set()
         self._own_sums()
         self.r, self.done_interest, self.moved = r, 0, float("inf")
