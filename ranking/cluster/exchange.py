@@ -17,6 +17,7 @@ barrier through the coordinator.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
 import time
 from typing import Any, TypeAlias
@@ -67,14 +68,19 @@ class Exchange:
         self, sender: int, kind: str, values: np.ndarray, scalar: object, tag: Tag = NO_TAG
     ) -> None:
         """A peer's values and its figures (``scalar``: a float, a tuple of them or None),
-        sent after its sweep ``tag`` (a peer's messages arrive in the order it sent them)."""
+        sent after its sweep ``tag`` (kept in tag order: two sends may overtake each other)."""
         with self._lock:
-            self._inbox.setdefault((sender, kind), []).append((tuple(tag), values, scalar))
+            queue = self._inbox.setdefault((sender, kind), [])
+            bisect.insort(queue, (tuple(tag), values, scalar), key=lambda message: message[0])
         self._news.set()
 
     def take(self, kind: str, upto: Tag | None = None) -> dict[int, tuple[np.ndarray, Any]]:
         """Per sender, its newest message of ``kind`` tagged at most ``upto`` (any tag when
         None); it and the older ones leave the inbox, newer ones stay."""
+        return {sender: message[1:] for sender, message in self.take_tagged(kind, upto).items()}
+
+    def take_tagged(self, kind: str, upto: Tag | None = None) -> dict[int, tuple[Tag, Any, Any]]:
+        """:meth:`take`, each message with its tag first."""
         taken = {}
         with self._lock:
             for (sender, k), queue in self._inbox.items():
@@ -82,7 +88,7 @@ class Exchange:
                     continue
                 older = [m for m in queue if upto is None or m[0] <= upto]
                 if older:
-                    taken[sender] = older[-1][1:]
+                    taken[sender] = older[-1]
                     del queue[: len(older)]
         return taken
 
@@ -118,10 +124,17 @@ class Exchange:
         self.tally["sweep_cpu_s"] += time.thread_time() - cpu
 
     async def send(
-        self, kind: str, parts: dict[int, np.ndarray], scalar: object = 0.0, tag: Tag = NO_TAG
+        self,
+        kind: str,
+        parts: dict[int, np.ndarray],
+        scalar: object = 0.0,
+        tag: Tag = NO_TAG,
+        *,
+        timed: bool = True,
     ) -> None:
         """Send each peer its part; a peer that cannot be reached, or that the coordinator
-        said was lost (:meth:`forget`), is counted, not waited for: it will be replaced."""
+        said was lost (:meth:`forget`), is counted, not waited for: it will be replaced.
+        ``timed`` counts the wait in ``send_s`` (not for a send overlapping a sweep)."""
         started = time.perf_counter()
         figures = 8 * len(scalar) if isinstance(scalar, tuple) else 8 * (scalar is not None)
         flights = []
@@ -139,7 +152,8 @@ class Exchange:
                 self.tally["lost_sends"] += 1
             elif isinstance(outcome, BaseException):
                 raise outcome
-        self.timed("send_s", started)
+        if timed:
+            self.timed("send_s", started)
 
     async def forget(self, lost: list[int]) -> None:
         """Give up the sends in flight to the lost peers (connecting to a dead worker is
