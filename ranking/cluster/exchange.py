@@ -96,7 +96,7 @@ class Exchange:
         """Wait until every peer's message of ``kind`` tagged ``tag`` is here, and return
         their figures (left in the inbox for the next sweep to take); None if the run was
         halted (``halt(epoch)``) or a peer was given up meanwhile (:meth:`forget`)."""
-        started, expected = time.perf_counter(), set(self.peers)
+        started, expected = time.perf_counter(), set(self.give)  # all, lost ones too
         try:
             while self._halted < epoch and expected <= set(self.peers):
                 with self._lock:

@@ -79,6 +79,8 @@ def test_both_modes_reach_the_single_machine_vectors_within_the_bound(client, gr
     assert 0 < interest.details["bytes_per_sweep"] <= 2 * vector
     named = "chaotic" if mode == "chaotic" else "synchronous"
     assert importance.details["mode"] == interest.details["mode"] == named
+    if mode == "sync":  # waiting peer to peer, both workers stopped after the same sweep
+        assert importance.details["local_sweeps"] == 2 * importance.sweeps
     assert importance.snapshot == graph[0].snapshot
     # where the time went, per worker: sweeping (wall and CPU), absorbing, sending, waiting
     seconds = interest.details["seconds"]
