@@ -8,7 +8,10 @@ same proven ℓ₁ bound.
 
 **Importance, synchronous.** Each worker sweeps its block by Gauss-Seidel from the values
 its peers sent after the previous sweep (block-Jacobi between workers, Gauss-Seidel inside a
-block), then sends each peer the values it reads. The bound c/(1 − c)·‖Δ‖₁ of
+block), then sends each peer the values it reads and waits for theirs: the workers run the
+sweeps among themselves and stop after the same one, the first the stop rule accepts
+(:meth:`~ranking.cluster.worker.SliceWorker.run_sync`); the coordinator only watches and
+asks the rule again of the same figures. The bound c/(1 − c)·‖Δ‖₁ of
 :mod:`ranking.pagerank.direct` holds for this splitting too: its proof needs only that every value a
 page reads is either new or the one the sweep started from.
 
@@ -155,8 +158,9 @@ class _ClusterRanking(IterativeRanking):
     def details(self) -> dict[str, object]:
         """The run's figures, with where its time went: ``seconds`` holds the wall time and,
         per worker (the mean over the workers), the seconds sweeping its block, absorbing its
-        peers' values and gathering and sending its own; the rest of the wall time is the
-        coordinator's calls and the waits at the barriers."""
+        peers' values, gathering and sending its own and waiting for its peers' (synchronous
+        sweeps); the rest of the wall time is the coordinator's calls (the interest's checks)
+        and a worker's idle time between them."""
         spent = {k: v - self._at_init.get(k, 0) for k, v in self.cluster.counters().items()}
         size = self.cluster.size
         seconds = {"wall": time.perf_counter() - self._started}
