@@ -62,6 +62,18 @@ class SweepMonitor(Protocol):
         """``kind`` reached ``sweep`` with ``figure`` (a bound, or the chaotic residual)."""
 
 
+def _failed(run: object) -> bool:
+    """Whether a worker's run ended with an error (its peers may be waiting for its values:
+    the run is halted and the error read by :meth:`SliceCluster.wait`)."""
+    if not run.done():
+        return False
+    try:
+        run.result(timeout=1.0)
+    except Exception:  # any error of the run: wait() reads it again
+        return True
+    return False
+
+
 class _ClusterRanking(IterativeRanking):
     """What both distributed rankings share: the cluster, the bytes, the consistency flags."""
 
@@ -140,7 +152,7 @@ class _ClusterRanking(IterativeRanking):
         halts the survivors and is raised."""
         residual = float("inf")
         try:
-            while not all(run.done() for run in runs):
+            while not all(run.done() for run in runs) and not any(map(_failed, runs)):
                 statuses = self.cluster.call(status)
                 residual = factor * sum(change for _, change in statuses)
                 if self.monitor is not None:
