@@ -6,9 +6,10 @@ interest in one process (the references of this row, each timed alone), then bot
 the CPU time of the worker processes, the sweeps, the ℓ₁ distance to the single-process
 vector, the bytes the workers sent each other per sweep, and where a sweep's time went
 (the workers sweeping their blocks, wall and CPU, absorbing their peers' values, sending
-theirs; the rest is the coordinator's calls and the waits at the barriers). The graph is the
-xyleme row's slices when they are at least two, else the same links cut into two slices
-(kept beside the links, so a cached graph is cut once).
+theirs, waiting for their peers' (synchronous); the rest is the coordinator's calls, the
+Jacobi checks' barriers and the workers' idle time). The graph is the xyleme row's slices
+when they are at least two, else the same links cut into two slices (kept beside the links,
+so a cached graph is cut once).
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
     )
     print(
         "  run                    wall s  sweeps  local   l1 vs 1 proc  bytes/sweep  "
-        "| ms a sweep: worker sweep (CPU)  absorb  send  rest"
+        "| ms a sweep: worker sweep (CPU)  absorb  send  wait  rest"
     )
     speedups = {}
     for kind in KINDS:
@@ -200,9 +201,11 @@ def _line(row: dict) -> str:
     """A cluster run's figures, and its time per sweep split by where it went."""
     sweeps = max(row["sweeps"], 1)
     seconds = {k: 1000 * v / sweeps for k, v in row["seconds"].items()}
-    rest = seconds["wall"] - seconds["sweep"] - seconds["absorb"] - seconds["send"]
+    spent = ("sweep", "absorb", "send", "wait")
+    rest = seconds["wall"] - sum(seconds[k] for k in spent)
     return (
         f"{row['s']:8.2f} {row['sweeps']:6} {row['local_sweeps']:6} {row['l1_error']:12.1e} "
         f"{row['bytes_per_sweep']:12,.0f}  | {seconds['wall']:7.1f}: {seconds['sweep']:7.1f} "
-        f"({seconds['sweep_cpu']:.1f}) {seconds['absorb']:7.1f} {seconds['send']:5.1f} {rest:5.1f}"
+        f"({seconds['sweep_cpu']:.1f}) {seconds['absorb']:7.1f} {seconds['send']:5.1f} "
+        f"{seconds['wait']:5.1f} {rest:5.1f}"
     )

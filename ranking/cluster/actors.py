@@ -192,6 +192,15 @@ class SliceCluster:
             raise WorkersLost(sorted(set(lost)))
         return results
 
+    @staticmethod
+    def wait_any(calls: list[Any], seconds: float) -> None:
+        """Return once one of the pending ``calls`` is done (the first one, of runs that end
+        together) or after ``seconds``; their errors are :meth:`wait`'s to read."""
+        pending = [call for call in calls if not call.done()]
+        if pending:
+            with contextlib.suppress(Exception):
+                pending[0].result(timeout=seconds)
+
     def _forget(self, lost: list[int]) -> None:
         """Tell the other actors to stop sending to the lost ones (best effort: a survivor
         that does not answer is found lost by the next call)."""

@@ -2,18 +2,25 @@
 
 :class:`Exchange` is the messaging half of a :class:`~ranking.cluster.worker.SliceWorker`:
 the exchange plan (per peer, the pages whose values travel, computed once from the blocks),
-the inbox that keeps each peer's newest message of each kind (a newer one replaces an older
-one: a chaotic sweep wants the latest values, not all of them), the sends in flight, and
-the counters the coordinator reads: bytes sent, sweeps, lost sends, and where a worker's
-time went (sweeping its block, wall and CPU, absorbing what it received, gathering and sending).
+the inbox, the sends in flight, and the counters the coordinator reads: bytes sent, sweeps,
+lost sends, and where a worker's time went (sweeping its block, wall and CPU, absorbing
+what it received, gathering and sending, waiting for its peers).
+
+Every message carries a *tag*, (run, sweep): the run's epoch and the sender's sweep in it
+(0 before the first). A chaotic sweep takes each peer's newest message, whatever its tag
+(it wants the latest values, not all of them); a synchronous sweep waits for each peer's
+message of the previous sweep (:meth:`Exchange.arrived`) and takes exactly that one, never a
+newer one a faster peer already sent: workers wait for each other directly, with no
+barrier through the coordinator.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
 import time
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 from distributed import get_worker
@@ -24,21 +31,26 @@ from ranking.errors import RankingError
 
 #: The counters of :meth:`Exchange.counters`: integers, then seconds.
 COUNTS = ("bytes_sent", "local_sweeps", "lost_sends")
-TIMES = ("sweep_s", "sweep_cpu_s", "absorb_s", "send_s")
+TIMES = ("sweep_s", "sweep_cpu_s", "absorb_s", "send_s", "wait_s")
+#: (run epoch, sweep in it) of a message; (0, 0) for the Jacobi checks' (one a phase).
+Tag: TypeAlias = tuple[int, int]
+NO_TAG: Tag = (0, 0)
 
 
 class Exchange:
     """The peers of one slice worker, what it sends them, and what they sent it."""
 
     index: int
+    _halted: int
 
     def __init__(self) -> None:
         self.need: dict[int, np.ndarray] = {}
         self.give: dict[int, np.ndarray] = {}
         self.peers: dict[int, str] = {}
         self.tally = dict.fromkeys(COUNTS, 0) | dict.fromkeys(TIMES, 0.0)
-        self._inbox: dict[tuple[int, str], tuple[np.ndarray, object]] = {}
+        self._inbox: dict[tuple[int, str], list[tuple[Tag, np.ndarray, object]]] = {}
         self._lock = threading.Lock()
+        self._news = asyncio.Event()
         self._flights: dict[int, set[asyncio.Future]] = {}
 
     async def needs(self) -> dict[int, np.ndarray]:
@@ -52,19 +64,53 @@ class Exchange:
         self.peers = dict(peers)
         self.give = {peer: np.asarray(pages) for peer, pages in give.items()}
 
-    async def receive(self, sender: int, kind: str, values: np.ndarray, scalar: object) -> None:
-        """A peer's newest values and its figures (``scalar``: a float, a tuple of them or
-        None); a newer message of the same kind replaces an older one."""
+    async def receive(
+        self, sender: int, kind: str, values: np.ndarray, scalar: object, tag: Tag = NO_TAG
+    ) -> None:
+        """A peer's values and its figures (``scalar``: a float, a tuple of them or None),
+        sent after its sweep ``tag`` (kept in tag order: two sends may overtake each other)."""
         with self._lock:
-            self._inbox[(sender, kind)] = (values, scalar)
+            queue = self._inbox.setdefault((sender, kind), [])
+            bisect.insort(queue, (tuple(tag), values, scalar), key=lambda message: message[0])
+        self._news.set()
 
-    def take(self, kind: str) -> dict[int, tuple[np.ndarray, Any]]:
-        """The messages of ``kind`` received since the last take, by sender."""
+    def take(self, kind: str, upto: Tag | None = None) -> dict[int, tuple[np.ndarray, Any]]:
+        """Per sender, its newest message of ``kind`` tagged at most ``upto`` (any tag when
+        None); it and the older ones leave the inbox, newer ones stay."""
+        return {sender: message[1:] for sender, message in self.take_tagged(kind, upto).items()}
+
+    def take_tagged(self, kind: str, upto: Tag | None = None) -> dict[int, tuple[Tag, Any, Any]]:
+        """:meth:`take`, each message with its tag first."""
+        taken = {}
         with self._lock:
-            taken = {s: v for (s, k), v in self._inbox.items() if k == kind}
-            for sender in taken:
-                del self._inbox[(sender, kind)]
+            for (sender, k), queue in self._inbox.items():
+                if k != kind:
+                    continue
+                older = [m for m in queue if upto is None or m[0] <= upto]
+                if older:
+                    taken[sender] = older[-1]
+                    del queue[: len(older)]
         return taken
+
+    async def arrived(self, kind: str, tag: Tag, epoch: int) -> dict[int, Any] | None:
+        """Wait until every peer's message of ``kind`` tagged ``tag`` is here, and return
+        their figures (left in the inbox for the next sweep to take); None if the run was
+        halted (``halt(epoch)``) or a peer was given up meanwhile (:meth:`forget`)."""
+        started, expected = time.perf_counter(), set(self.give)  # all, lost ones too
+        try:
+            while self._halted < epoch and expected <= set(self.peers):
+                with self._lock:
+                    found = {
+                        peer: [m[2] for m in self._inbox.get((peer, kind), ()) if m[0] == tag]
+                        for peer in expected
+                    }
+                if all(found.values()):
+                    return {peer: figures[0] for peer, figures in found.items()}
+                self._news.clear()
+                await self._news.wait()
+            return None
+        finally:
+            self.timed("wait_s", started)
 
     def timed(self, counter: str, started: float) -> None:
         self.tally[counter] += time.perf_counter() - started
@@ -77,9 +123,18 @@ class Exchange:
         self.timed("sweep_s", started)
         self.tally["sweep_cpu_s"] += time.thread_time() - cpu
 
-    async def send(self, kind: str, parts: dict[int, np.ndarray], scalar: object = 0.0) -> None:
+    async def send(
+        self,
+        kind: str,
+        parts: dict[int, np.ndarray],
+        scalar: object = 0.0,
+        tag: Tag = NO_TAG,
+        *,
+        timed: bool = True,
+    ) -> None:
         """Send each peer its part; a peer that cannot be reached, or that the coordinator
-        said was lost (:meth:`forget`), is counted, not waited for: it will be replaced."""
+        said was lost (:meth:`forget`), is counted, not waited for: it will be replaced.
+        ``timed`` counts the wait in ``send_s`` (not for a send overlapping a sweep)."""
         started = time.perf_counter()
         figures = 8 * len(scalar) if isinstance(scalar, tuple) else 8 * (scalar is not None)
         flights = []
@@ -87,7 +142,7 @@ class Exchange:
             if peer in self.peers:
                 self.tally["bytes_sent"] += values.nbytes + figures
                 flight = asyncio.ensure_future(
-                    self._deliver(self.peers[peer], kind, values, scalar)
+                    self._deliver(self.peers[peer], kind, values, scalar, tag)
                 )
                 self._flights.setdefault(peer, set()).add(flight)
                 flight.add_done_callback(self._flights[peer].discard)
@@ -97,7 +152,8 @@ class Exchange:
                 self.tally["lost_sends"] += 1
             elif isinstance(outcome, BaseException):
                 raise outcome
-        self.timed("send_s", started)
+        if timed:
+            self.timed("send_s", started)
 
     async def forget(self, lost: list[int]) -> None:
         """Give up the sends in flight to the lost peers (connecting to a dead worker is
@@ -106,13 +162,16 @@ class Exchange:
             for flight in list(self._flights.get(peer, ())):
                 flight.cancel()
             self.peers.pop(peer, None)
+        self._news.set()  # a wait for the lost peer's values ends
 
-    async def _deliver(self, peer: str, kind: str, values: np.ndarray, scalar: object) -> None:
+    async def _deliver(
+        self, peer: str, kind: str, values: np.ndarray, scalar: object, tag: Tag
+    ) -> None:
         """Call ``receive`` on a peer's actor straight through the worker's RPC, the call an
         ``Actor`` handle makes, without its retry: a handle whose worker died waits for the
         actor to be recomputed, which a lost slice worker never is."""
         address, key = peer.split(" ", 1)
-        args = [self.index, kind, values, scalar]
+        args = [self.index, kind, values, scalar, tag]
         answer = (
             await get_worker()
             .rpc(address)
@@ -125,5 +184,5 @@ class Exchange:
 
     async def counters(self) -> dict[str, float]:
         """Bytes sent, local sweeps, lost sends, and the seconds spent sweeping, absorbing
-        the peers' values and sending (:data:`COUNTS`, :data:`TIMES`)."""
+        the peers' values, sending and waiting for them (:data:`COUNTS`, :data:`TIMES`)."""
         return dict(self.tally)

@@ -166,32 +166,24 @@ class ClusterInterest(_ClusterRanking):
         self._checked = (self.sweeps + 1, self.last_delta)
 
     def _run(self) -> None:
-        """Gauss-Seidel sweeps on every worker, with a barrier after each (synchronous) or
-        none (chaotic), until the residual reaches the last check's target or the run's
-        length (``RUN_SWEEPS``, shorter at first)."""
+        """Gauss-Seidel sweeps on every worker, each waiting for its peers' sums of the
+        previous sweep (synchronous) or not (chaotic), until the residual reaches the last
+        check's target or the run's length (``RUN_SWEEPS``, shorter at first)."""
         state = self.bound_state
+        restart = state.restart_weights()  # s + ε < 1 since the last check: sweep them now
         s = state.weights_damping
         s = s if bool(np.isfinite(s)) and state.contracting and not state.frozen else 0.0
         epoch = self.cluster.next_epoch()
         self._runs += 1
         limit = max(min(RUN_SWEEPS, 2**self._runs, self.max_sweeps - self.sweeps - 1), 1)
-        self.cluster.call("interest_prepare", self.r)
-        if self.chaotic:
-            runs = [actor.run_interest(epoch, limit, s) for actor in self.cluster.actors]
-            counts, self._residual = self._unbarred(
-                epoch, runs, "interest_status", 1.0, self._target
-            )
-            self.sweeps += max(done for done, _ in counts)
-            return
-        for _ in range(limit):
-            statuses = self.cluster.call("run_interest", epoch, 1, s)
-            self.sweeps += 1
-            self._residual = sum(moved for _, moved in statuses)
-            if self.monitor is not None:
-                figure = self._residual
-                self.monitor.sweep_done(self.kind, self.sweeps, "chaotic_residual", figure)
-            if self._residual <= self._target:
-                return
+        self.cluster.call("interest_prepare", self.r, epoch, restart)
+        target = None if self.chaotic else self._target
+        runs = [actor.run_interest(epoch, limit, s, target) for actor in self.cluster.actors]
+        counts, residual = self._unbarred(
+            epoch, runs, "interest_status", 1.0, self._target if self.chaotic else None
+        )
+        self.sweeps += max(done for done, _ in counts)
+        self._residual = residual if self.chaotic else sum(moved for _, moved in counts)
 
     def figure_or_inf(self) -> tuple[str, float]:
         try:

@@ -8,7 +8,10 @@ same proven ℓ₁ bound.
 
 **Importance, synchronous.** Each worker sweeps its block by Gauss-Seidel from the values
 its peers sent after the previous sweep (block-Jacobi between workers, Gauss-Seidel inside a
-block), then sends each peer the values it reads. The bound c/(1 − c)·‖Δ‖₁ of
+block), then sends each peer the values it reads and waits for theirs: the workers run the
+sweeps among themselves and stop after the same one, the first the stop rule accepts
+(:meth:`~ranking.cluster.worker.SliceWorker.run_sync`); the coordinator only watches and
+asks the rule again of the same figures. The bound c/(1 − c)·‖Δ‖₁ of
 :mod:`ranking.pagerank.direct` holds for this splitting too: its proof needs only that every value a
 page reads is either new or the one the sweep started from.
 
@@ -48,6 +51,8 @@ from ranking.stepping import IterativeRanking, StopRule, checked
 
 #: Seconds between two polls of the chaotic workers' residuals.
 POLL_S = 0.05
+#: Seconds between two polls of the synchronous workers' progress (the progress bar's).
+SYNC_POLL_S = 0.5
 
 
 class SweepMonitor(Protocol):
@@ -55,6 +60,18 @@ class SweepMonitor(Protocol):
 
     def sweep_done(self, kind: str, sweep: int, figure_name: str, figure: float) -> None:
         """``kind`` reached ``sweep`` with ``figure`` (a bound, or the chaotic residual)."""
+
+
+def _failed(run: object) -> bool:
+    """Whether a worker's run ended with an error (its peers may be waiting for its values:
+    the run is halted and the error read by :meth:`SliceCluster.wait`)."""
+    if not run.done():
+        return False
+    try:
+        run.result(timeout=1.0)
+    except Exception:  # any error of the run: wait() reads it again
+        return True
+    return False
 
 
 class _ClusterRanking(IterativeRanking):
@@ -124,23 +141,26 @@ class _ClusterRanking(IterativeRanking):
                 lost.append(index)
 
     def _unbarred(
-        self, epoch: int, runs: list, status: str, factor: float, target: float
+        self, epoch: int, runs: list, status: str, factor: float, target: float | None
     ) -> tuple[list, float]:
-        """Wait for the chaotic ``runs`` of ``epoch``, asking every actor's ``status`` (its
-        sweeps and its last sweep's change) every ``POLL_S``; once ``factor`` times the sum
-        of the changes, the residual, is at most ``target``, halt them. Returns the runs'
-        results and the last residual; a lost worker halts the survivors and is raised."""
+        """Wait for the ``runs`` of ``epoch``, asking every actor's ``status`` (its sweeps
+        and its last sweep's change) every ``POLL_S``; once ``factor`` times the sum of the
+        changes, the residual, is at most ``target``, halt them (chaotic runs). With
+        ``target`` None the runs stop by themselves (synchronous ones, which must all stop
+        after the same sweep), and the status is asked every ``SYNC_POLL_S``, for the
+        progress bar only. Returns the runs' results and the last residual; a lost worker
+        halts the survivors and is raised."""
         residual = float("inf")
         try:
-            while not all(run.done() for run in runs):
+            while not all(run.done() for run in runs) and not any(map(_failed, runs)):
                 statuses = self.cluster.call(status)
                 residual = factor * sum(change for _, change in statuses)
                 if self.monitor is not None:
                     sweeps = self.sweeps + max(count for count, _ in statuses)
                     self.monitor.sweep_done(self.kind, sweeps, "chaotic_residual", residual)
-                if residual <= target:
+                if target is not None and residual <= target:
                     break
-                time.sleep(POLL_S)
+                self.cluster.wait_any(runs, POLL_S if target is not None else SYNC_POLL_S)
             self.cluster.call("halt", epoch)
             return self.cluster.wait(runs), residual
         except WorkersLost as lost:
@@ -150,8 +170,9 @@ class _ClusterRanking(IterativeRanking):
     def details(self) -> dict[str, object]:
         """The run's figures, with where its time went: ``seconds`` holds the wall time and,
         per worker (the mean over the workers), the seconds sweeping its block, absorbing its
-        peers' values and gathering and sending its own; the rest of the wall time is the
-        coordinator's calls and the waits at the barriers."""
+        peers' values, gathering and sending its own and waiting for its peers' (synchronous
+        sweeps); the rest of the wall time is the coordinator's calls (the interest's checks)
+        and a worker's idle time between them."""
         spent = {k: v - self._at_init.get(k, 0) for k, v in self.cluster.counters().items()}
         size = self.cluster.size
         seconds = {"wall": time.perf_counter() - self._started}
@@ -205,45 +226,56 @@ class ClusterPageRank(_ClusterRanking):
     def step(self) -> None:
         if self.chaotic:
             self._chaotic_run()
-        self._sync_sweep(extrapolate=not self.chaotic)
+            self._sync_run(1, extrapolate=False)
+        else:
+            self._sync_run(max(self.max_sweeps - self.sweeps, 1), extrapolate=True)
 
-    def _sync_sweep(self, extrapolate: bool) -> None:
-        """One sweep with a barrier; it bounds the error if it started from one vector all
-        workers held and none extrapolated after it."""
+    def _sync_run(self, limit: int, extrapolate: bool) -> None:
+        """Synchronous sweeps, the workers waiting for each other (:meth:`SliceWorker.
+        run_sync`), until they meet the stop rule's bound or ``limit``; a sweep bounds the
+        error if it started from one vector all workers held and none extrapolated after
+        it, and the first ``_stale`` ones (after a loss) do not."""
+        epoch = self.cluster.next_epoch()
+        args = (epoch, limit, self._stale, self.tol, extrapolate)
+        runs = [actor.run_sync(*args) for actor in self.cluster.actors]
         try:
-            figures = self.cluster.call("direct_sweep", extrapolate)
+            results, _ = self._unbarred(epoch, runs, "status", self._factor, None)
         except WorkersLost as lost:
             self._survived(lost)
-            figures = None
-        self.sweeps += 1
-        self.consistent = figures is not None and self._stale == 0
-        self._stale = max(self._stale - 1, 0)
-        if figures is not None:
-            self.last_delta = sum(delta for delta, _, _ in figures)
-            self.last_mass = sum(mass for _, mass, _ in figures)
-            self.consistent = self.consistent and not any(jumped for _, _, jumped in figures)
-        self._tell("l1_error_bound", self.norm_delta())
+            self.sweeps += 1
+            self._stale = max(self._stale - 1, 0)
+            self._tell("l1_error_bound", self.norm_delta())
+            return
+        for delta, mass, jumped in results[0]:
+            self.sweeps += 1
+            self.consistent = self._stale == 0 and not jumped
+            self._stale = max(self._stale - 1, 0)
+            self.last_delta, self.last_mass = delta, mass
+            self._tell("l1_error_bound", self.norm_delta())
 
     def _chaotic_run(self) -> None:
         """Chaotic sweeps until the residual reaches the tolerance (or the sweeps guard)."""
         epoch = self.cluster.next_epoch()
         left = max(self.max_sweeps - self.sweeps - 1, 1)
-        factor = self.damping / (1.0 - self.damping)
-        enough = self.tol / factor / self.cluster.size
+        enough = self.tol / self._factor / self.cluster.size
         runs = [actor.run_chaotic(epoch, left, enough) for actor in self.cluster.actors]
         try:
-            counts, _ = self._unbarred(epoch, runs, "status", factor, self.tol)
+            counts, _ = self._unbarred(epoch, runs, "status", self._factor, self.tol)
         except WorkersLost as lost:
             self._survived(lost)
             return
         self.sweeps += max(counts)
+
+    @property
+    def _factor(self) -> float:
+        return self.damping / (1.0 - self.damping)
 
     def norm_delta(self) -> float:
         """c/(1 − c)·‖Δ‖₁ of the last synchronous sweep, if it started from one consistent
         vector (inf otherwise): the bound of :mod:`ranking.pagerank.direct`."""
         if not self.consistent:
             return float("inf")
-        return self.damping / (1.0 - self.damping) * self.last_delta
+        return self._factor * self.last_delta
 
     def relative_change(self) -> float:
         return self.last_delta / self.last_mass

@@ -35,6 +35,7 @@ import time
 
 import numpy as np
 
+from ranking.cluster.exchange import Tag
 from ranking.errors import RankingError
 from ranking.pagerank import kernels
 from ranking.pagerank.extrapolation import PowerExtrapolation
@@ -182,18 +183,23 @@ class InterestWorker:
 
     # -- chaotic sweeps ----------------------------------------------------------------------
 
-    async def interest_prepare(self, r: float) -> None:
-        """Before a chaotic run: this block's partial sums of the current interest, sent to
-        the peers (so every worker's first sweep reads complete sums), and r of eq. 7."""
+    async def interest_prepare(self, r: float, epoch: int, restart: bool = False) -> None:
+        """Before the run ``epoch``: this block's partial sums of the current interest, sent
+        to the peers (so every worker's first sweep reads complete sums), and r of eq. 7;
+        with ``restart``, the weights start again from 1 (the run sweeps them).
+        Earlier runs' messages are dropped, not a peer's of this run already here."""
         self._check_init()
+        if restart:
+            self._restart_weights()
         self.heard, self.reported, self.fresh = {}, {}, set()
         self._own_sums()
         self.r, self.done_interest, self.moved = r, 0, float("inf")
         self.sums = None
         own = self.interest[self.lo : self.hi]
         self.extrapolation = PowerExtrapolation([(own, np.empty_like(own))])
-        self.take("cacc")
-        await self._send_sums()
+        self.take("cacc", (epoch, -1))
+        self.take("cweights", (epoch, -1))
+        await self._send_sums((epoch, 0))
 
     def _own_sums(self) -> None:
         """The children sums from scratch: this block's share of the current interest,
@@ -206,24 +212,26 @@ class InterestWorker:
         for peer, values in self.heard.items():
             self.acc[self.give[peer]] += values
 
-    async def _send_sums(self) -> None:
-        """The peers' partial sums, with this worker's two figures of eq. 7 (None before
-        its first sweep of the run: its own pages' sums lack the peers' shares until then)."""
+    async def _send_sums(self, tag: Tag) -> None:
+        """The peers' partial sums, with this worker's two figures of eq. 7 and its sweep's
+        Σ|Δx| (None before its first sweep of the run: its own pages' sums lack the peers'
+        shares until then)."""
         parts = {p: self.acc[pages] for p, pages in self.need.items()}
-        await self.send("cacc", parts, self.sums)
+        figures = None if self.sums is None else (*self.sums, self.moved)
+        await self.send("cacc", parts, figures, tag)
 
-    def _absorb_interest(self) -> None:
-        """The peers' newest partial sums and weights; then, once every peer has reported
-        since the last time, eq. 7 from the lagged global sums: x, the sums and what was
-        heard × 1/Σx, and the next r."""
-        for peer, (values, reported) in self.take("cacc").items():
+    def _absorb_interest(self, upto: Tag | None) -> None:
+        """The peers' partial sums and weights tagged at most ``upto`` (the newest when
+        None); then, once every peer has reported since the last time, eq. 7 from the
+        lagged global sums: x, the sums and what was heard × 1/Σx, and the next r."""
+        for peer, (values, reported) in self.take("cacc", upto).items():
             pages = self.give[peer]
             self.acc[pages] += values - self.heard.get(peer, 0.0)
             self.heard[peer] = values
             if reported is not None:
-                self.reported[peer] = reported
+                self.reported[peer] = reported[:2]
                 self.fresh.add(peer)
-        for peer, (values, _) in self.take("cweights").items():
+        for peer, (values, _) in self.take("cweights", upto).items():
             self.certified[self.need[peer]] = values
         if self.fresh < set(self.need) or self.sums is None:
             return
@@ -236,9 +244,9 @@ class InterestWorker:
         self.heard = {peer: values * factor for peer, values in self.heard.items()}
         self.fresh = set()
 
-    def _interest_sweep(self, s: float) -> None:
+    def _interest_sweep(self, s: float, upto: Tag | None) -> None:
         started = time.perf_counter()
-        self._absorb_interest()
+        self._absorb_interest(upto)
         self.timed("absorb_s", started)
         started, cpu = time.perf_counter(), time.thread_time()
         moved = 0.0
@@ -270,18 +278,36 @@ class InterestWorker:
         self.done_interest += 1
         self.swept(started, cpu)
 
-    async def run_interest(self, epoch: int, limit: int, s: float) -> tuple[int, float]:
+    async def run_interest(
+        self, epoch: int, limit: int, s: float, target: float | None = None
+    ) -> tuple[int, float]:
         """Gauss-Seidel sweeps of the interest (and, with ``s`` > 0, of the bound's weights
-        at damping s) from the newest sums the peers sent, sending after each, until
-        ``halt(epoch)`` or ``limit`` sweeps; returns (sweeps, Σ|Δx| of the last one)."""
+        at damping s), sending after each, until ``halt(epoch)`` or ``limit`` sweeps;
+        returns (sweeps, Σ|Δx| of the last one here).
+
+        Chaotic (``target`` None): each sweep reads the newest sums the peers sent.
+        Synchronous: sweep t reads exactly the peers' sums of sweep t − 1 (the first, those
+        of ``interest_prepare``), each worker waiting for its peers' messages; every worker
+        sums the same Σ|Δx| in the same order (index order), so all stop after the same
+        sweep, the first whose residual is at most ``target``."""
         done = 0
         while self._halted < epoch and done < limit:
-            await asyncio.to_thread(self._interest_sweep, s)
-            await self._send_sums()
+            upto = None if target is None else (epoch, done)
+            await asyncio.to_thread(self._interest_sweep, s, upto)
+            done += 1
+            await self._send_sums((epoch, done))
             if s > 0:
                 sent = {p: self.certified[pages] for p, pages in self.give.items()}
-                await self.send("cweights", sent)
-            done += 1
+                await self.send("cweights", sent, None, (epoch, done))
+            if target is None:
+                continue
+            kinds = ("cacc", "cweights") if s > 0 else ("cacc",)
+            heard = [await self.arrived(kind, (epoch, done), epoch) for kind in kinds]
+            if None in heard:
+                break
+            every = {self.index: self.moved} | {p: f[2] for p, f in heard[0].items()}
+            if sum(every[k] for k in sorted(every)) <= target:
+                break
         return done, self.moved
 
     async def interest_status(self) -> tuple[int, float]:

@@ -18,7 +18,9 @@ pytest.importorskip("distributed")
 
 from ranking import BudgetTooSmall, InvalidGraph, RankingError
 from ranking.cluster import cluster_rank, dask_client
+from ranking.cluster.actors import SliceCluster
 from ranking.cluster.blocks import assign, load_block, needs, read_info
+from ranking.cluster.rankings import ClusterPageRank
 from ranking.pagerank import SlicedGraph, importance_and_interest, pagerank
 from tests.ranking_graphs import random_graph
 
@@ -79,10 +81,12 @@ def test_both_modes_reach_the_single_machine_vectors_within_the_bound(client, gr
     assert 0 < interest.details["bytes_per_sweep"] <= 2 * vector
     named = "chaotic" if mode == "chaotic" else "synchronous"
     assert importance.details["mode"] == interest.details["mode"] == named
+    if mode == "sync":  # waiting peer to peer, both workers stopped after the same sweep
+        assert importance.details["local_sweeps"] == 2 * importance.sweeps
     assert importance.snapshot == graph[0].snapshot
-    # where the time went, per worker: sweeping (wall and CPU), absorbing, sending
+    # where the time went, per worker: sweeping (wall and CPU), absorbing, sending, waiting
     seconds = interest.details["seconds"]
-    assert set(seconds) == {"wall", "sweep", "sweep_cpu", "absorb", "send"}
+    assert set(seconds) == {"wall", "sweep", "sweep_cpu", "absorb", "send", "wait"}
     assert 0 < seconds["sweep"] + seconds["send"] <= seconds["wall"]
 
 
@@ -133,6 +137,19 @@ def test_importance_alone_without_xml_pages(client, graph):
 def test_a_worker_budget_too_small_is_refused_before_starting(client, graph):
     with pytest.raises(BudgetTooSmall, match="budget"):
         _rank(client, graph, memory_per_worker=10_000)
+
+
+def test_a_worker_whose_sweep_fails_ends_a_synchronous_run_with_its_error(client, graph):
+    """Its peer, waiting for its values, does not hold the run forever: the error is told."""
+    cluster = SliceCluster(
+        client, str(graph[0].directory), budget=600 << 20, damping=0.85, call_timeout=60
+    )
+    try:  # only worker 0 gets a vector: worker 1's first sweep fails, worker 0 waits for it
+        cluster.wait([cluster.actors[0].direct_init(None, None, True)], indices=[0])
+        with pytest.raises(RankingError, match="swept before direct_init"):
+            _within(ClusterPageRank(cluster, tol=TOL, max_sweeps=50).step)
+    finally:
+        cluster.close()
 
 
 def test_a_guard_that_runs_out_raises_not_converged(client, graph):

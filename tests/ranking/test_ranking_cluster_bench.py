@@ -37,7 +37,7 @@ def test_the_cluster_row_alone_reports_both_rankings_in_both_modes(tmp_path):
     assert last["cluster_speedup"] > 0 and last["cluster_interest_speedup"] > 0
     for row in ("importance  sync", "importance  chaotic", "interest    chaotic"):
         assert row in out.stdout
-    assert "ms a sweep: worker sweep (CPU)  absorb  send  rest" in out.stdout
+    assert "ms a sweep: worker sweep (CPU)  absorb  send  wait  rest" in out.stdout
     # the graph and its two slices stay for the next run, which generates nothing
     kept = tmp_path / "3000"
     assert (kept / "links.txt").exists() and (kept / "cluster-slices" / "manifest.json").exists()
