@@ -153,6 +153,7 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
     keys += ("cluster_chaotic_l1_error", "cluster_bytes_per_sweep", "cluster_vector_bytes")
     keys += ("cluster_chaotic_speedup", "cluster_interest_sync_l1_error")
     keys += ("cluster_interest_chaotic_l1_error", "cluster_interest_speedup")
+    keys += ("cluster_interest_chaotic_speedup",)
     if figures is None:
         print("cluster row: skipped (the [cluster] extra, dask[distributed], is not installed)")
         return dict.fromkeys(keys)
@@ -192,6 +193,7 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
         round(speedups[("chaotic", "importance")], 3),
         figures["sync_interest"]["l1_error"] if interest else None,
         figures["chaotic_interest"]["l1_error"] if interest else None,
+        round(speedups[("sync", "interest")], 3) if interest else None,
         round(speedups[("chaotic", "interest")], 3) if interest else None,
     )
     return dict(zip(keys, values, strict=True))

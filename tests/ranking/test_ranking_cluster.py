@@ -7,9 +7,9 @@ workers, a max-sweeps guard, and a wall-clock limit on the whole run).
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -30,13 +30,26 @@ RUN_DEADLINE_S = 240
 
 
 def _within(function, *args, **kwargs):
-    """``function(*args, **kwargs)``, failing the test if it has not returned in time."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        future = pool.submit(function, *args, **kwargs)
+    """``function(*args, **kwargs)``, failing the test if it has not returned in time.
+
+    It runs in a daemon thread: a run that truly hangs must not hold the test, nor the
+    interpreter's exit, after the failure (a pool's thread is joined on both)."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
         try:
-            return future.result(timeout=RUN_DEADLINE_S)
-        except concurrent.futures.TimeoutError:
-            pytest.fail(f"the distributed run took more than {RUN_DEADLINE_S} s")
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as error:  # handed to the test's thread below
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(RUN_DEADLINE_S)
+    if thread.is_alive():
+        pytest.fail(f"the distributed run took more than {RUN_DEADLINE_S} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 @pytest.fixture(scope="module")
