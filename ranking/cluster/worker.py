@@ -19,20 +19,12 @@ themselves, hosts, which consecutive ids keep within one worker's range. A sweep
 extrapolated says so, and its change then bounds nothing (the coordinator does not stop on
 it); the extrapolated values are what the peers get.
 
-A chaotic sweep goes over its block in ``PIECES`` pieces of consecutive pages: after each
-piece the peers get its new values (while the next piece is swept), and before each piece
-the worker reads what its peers sent meanwhile. A peer's values are then at most a piece
-old, not a sweep or two: the workers' sweeps come close to one Gauss-Seidel sweep over all
-pages, where whole-sweep messages made the chaotic importance take 25 % more sweeps than
-the synchronous one. The bytes are the same: each value the peer reads travels once a sweep.
-
 The interest's sweeps are :class:`~ranking.cluster.worker_interest.InterestWorker`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 
 import numpy as np
@@ -43,14 +35,9 @@ from ranking.cluster.worker_interest import InterestWorker
 from ranking.errors import RankingError
 from ranking.pagerank import kernels
 from ranking.pagerank.extrapolation import PowerExtrapolation
-from ranking.pagerank.slices import SliceView
 
 #: (‖Δ‖₁, Σ x, extrapolated) of a sweep, over one worker's range or over all.
 DirectFigures = tuple[float, float, bool]
-#: Pieces of a chaotic sweep, each sent as soon as it is swept (at least; one slice or more).
-PIECES = 8
-#: A piece of the block: the slice and its rows a…b.
-Piece = tuple[SliceView, int, int]
 
 
 class SliceWorker(InterestWorker, Exchange):
@@ -75,18 +62,7 @@ class SliceWorker(InterestWorker, Exchange):
         self.scaled = np.empty(0)
         self.dangling_of: dict[int, float] = {}
         self.extrapolation: PowerExtrapolation | None = None
-        per_slice = -(-PIECES // len(self.block))
-        self.pieces: list[Piece] = []
-        for view in self.block:
-            cuts = np.linspace(0, view.hi - view.lo, per_slice + 1).round().astype(int)
-            self.pieces += [(view, int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a]
-        self.cuts = np.array([view.lo + a for view, a, _ in self.pieces] + [self.hi])
-        self.spans: dict[int, np.ndarray] = {}
         InterestWorker.__init__(self)
-
-    async def connect(self, peers: dict[int, str], give: dict[int, np.ndarray]) -> None:
-        await Exchange.connect(self, peers, give)
-        self.spans = {peer: np.searchsorted(pages, self.cuts) for peer, pages in self.give.items()}
 
     # -- the importance (direct PageRank) --------------------------------------------------
 
@@ -110,45 +86,29 @@ class SliceWorker(InterestWorker, Exchange):
         self.extrapolation = (
             PowerExtrapolation([(own, np.empty_like(own))]) if extrapolate else None
         )
-        for kind in self._direct_kinds():  # the last run's values are not this vector's
-            self.take(kind)
+        self.take("direct")
         self.done = 0
         self.last_delta = float("inf")
 
-    def _absorb_direct(self, upto: Tag | None) -> None:
-        """The peers' values tagged at most ``upto`` (the newest when None), whole sweeps'
-        and pieces', oldest first (a whole sweep's comes after its pieces); each message
-        says which of the sender's pages it holds, lo…hi."""
-        started = time.perf_counter()
-        messages = []
-        for kind in self._direct_kinds():
-            for peer, (tag, values, figures) in self.take_tagged(kind, upto).items():
-                messages.append((tag, kind == "direct", peer, values, figures))
-        for _, _, peer, values, (dangling, lo, hi, *_) in sorted(messages, key=lambda m: m[:2]):
-            pages = self.need[peer]
-            start, stop = np.searchsorted(pages, (lo, hi))
-            self.scaled[pages[start:stop]] = values
-            self.dangling_of[peer] = dangling
-        self.timed("absorb_s", started)
-
-    def _direct_kinds(self) -> list[str]:
-        """A whole sweep's messages, then each piece's."""
-        return ["direct", *(f"direct/{k}" for k in range(len(self.pieces)))]
-
-    def _sweep_pieces(self, pieces: list[Piece], upto: Tag | None) -> tuple[float, float]:
-        """Gauss-Seidel over ``pieces`` of the block (§5.3 in a slice) from the peers' values
-        tagged at most ``upto``: (‖Δ‖₁, Σ x) over them."""
+    def _direct_sweep(self, extrapolate: bool, upto: Tag | None) -> DirectFigures:
+        """Gauss-Seidel over the block from the peers' messages tagged at most ``upto`` (the
+        newest when None) (§5.3 in a slice), then the extrapolation of the own pages when it
+        is due (and ``extrapolate``)."""
         if self.scaled.shape[0] != self.num_pages:  # the kernel trusts its arrays' sizes
             raise RankingError(f"slice worker {self.index} swept before direct_init")
-        self._absorb_direct(upto)
+        started = time.perf_counter()
+        for peer, (values, figures) in self.take("direct", upto).items():
+            self.scaled[self.need[peer]] = values
+            self.dangling_of[peer] = figures[0]
+        self.timed("absorb_s", started)
         started, cpu = time.perf_counter(), time.thread_time()
         dangling = sum(self.dangling_of.values())
         delta = mass = 0.0
-        for view, a, b in pieces:
+        for view in self.block:
             moved, change, total = kernels.gauss_seidel_slice(
-                view.indptr[a : b + 1],
+                view.indptr,
                 view.sources,
-                view.lo + a,
+                view.lo,
                 self.scaled,
                 self.outdeg,
                 self.teleport,
@@ -156,43 +116,33 @@ class SliceWorker(InterestWorker, Exchange):
                 dangling,
                 True,
                 False,
-                self.scaled[view.lo + a : view.lo + b],
+                self.scaled[view.lo : view.hi],
             )
             dangling += change
             self.dangling_of[self.index] += change
             delta += moved
             mass += total
-        self.swept(started, cpu, local=False)
-        return delta, mass
-
-    def _end_sweep(self, delta: float, extrapolate: bool) -> bool:
-        """After a sweep of the whole block: the extrapolation of the own pages when it is
-        due (and ``extrapolate``); whether it jumped."""
         self.done += 1
-        self.tally["local_sweeps"] += 1
         self.last_delta = delta
+        jumped = False
         if self.extrapolation is not None and not extrapolate:
             self.extrapolation.reset()  # its schedule starts again after this sweep
-            return False
-        if self.extrapolation is None or not self.extrapolation.after_sweep(self.done, delta):
-            return False
-        own = slice(self.lo, self.hi)
-        self.dangling_of[self.index] = kernels.dangling_mass(self.scaled[own], self.outdeg[own])
-        return True
+        elif self.extrapolation is not None:
+            jumped = self.extrapolation.after_sweep(self.done, delta)
+        if jumped:
+            own = slice(self.lo, self.hi)
+            self.dangling_of[self.index] = kernels.dangling_mass(self.scaled[own], self.outdeg[own])
+        self.swept(started, cpu)
+        return delta, mass, jumped
 
-    def _direct_sweep(self, extrapolate: bool, upto: Tag | None) -> DirectFigures:
-        delta, mass = self._sweep_pieces(self.pieces, upto)
-        return delta, mass, self._end_sweep(delta, extrapolate)
-
-    async def _send_pages(self, kind: str, piece: slice, tag: Tag, *rest: object) -> None:
-        """The peers' part of the own pages ``cuts[piece]``, with the dangling mass."""
-        lo, hi = self.cuts[piece.start], self.cuts[piece.stop]
-        parts = {
-            p: self.scaled[self.give[p][self.spans[p][piece.start] : self.spans[p][piece.stop]]]
-            for p in self.give
-        }
-        figures = (self.dangling_of[self.index], int(lo), int(hi), *rest)
-        await self.send(kind, parts, figures, tag, timed=kind == "direct")
+    async def _sweep_and_send(self, extrapolate: bool, upto: Tag | None, tag: Tag) -> DirectFigures:
+        """One sweep, then the peers get their part of it, with this worker's dangling mass
+        and the sweep's figures: (‖Δ‖₁, Σ x) over this range, and whether the own pages were
+        extrapolated after it (the change then bounds nothing)."""
+        figures = await asyncio.to_thread(self._direct_sweep, extrapolate, upto)
+        parts = {p: self.scaled[pages] for p, pages in self.give.items()}
+        await self.send("direct", parts, (self.dangling_of[self.index], *figures), tag)
+        return figures
 
     async def run_sync(
         self, epoch: int, limit: int, hold: int, tol: float, extrapolate: bool = True
@@ -210,12 +160,11 @@ class SliceWorker(InterestWorker, Exchange):
         upto: Tag = (epoch, 0)
         while self._halted < epoch and len(done) < limit:
             tag = (epoch, len(done) + 1)
-            own = await asyncio.to_thread(self._direct_sweep, extrapolate, upto)
-            await self._send_pages("direct", slice(0, len(self.pieces)), tag, *own)
+            own = await self._sweep_and_send(extrapolate, upto, tag)
             heard = await self.arrived("direct", tag, epoch)
             if heard is None:
                 break
-            every = {self.index: own} | {p: tuple(f[3:]) for p, f in heard.items()}
+            every = {self.index: own} | {p: tuple(f[1:]) for p, f in heard.items()}
             delta = sum(every[k][0] for k in sorted(every))
             mass = sum(every[k][1] for k in sorted(every))
             jumped = any(every[k][2] for k in sorted(every))
@@ -233,17 +182,7 @@ class SliceWorker(InterestWorker, Exchange):
         done = 0
         while self._halted < epoch and done < limit and not (done and self.last_delta <= enough):
             done += 1
-            delta, sends = 0.0, []
-            for k, piece in enumerate(self.pieces):
-                delta += (await asyncio.to_thread(self._sweep_pieces, [piece], None))[0]
-                part = self._send_pages(f"direct/{k}", slice(k, k + 1), (epoch, done))
-                sends.append(asyncio.ensure_future(part))
-            jumped = await asyncio.to_thread(self._end_sweep, delta, True)
-            started = time.perf_counter()
-            await asyncio.gather(*sends)
-            self.timed("send_s", started)
-            if jumped:  # the extrapolated values, all of them
-                await self._send_pages("direct", slice(0, len(self.pieces)), (epoch, done))
+            await self._sweep_and_send(True, None, (epoch, done))
         return done
 
     async def halt(self, epoch: int) -> None:
