@@ -53,7 +53,7 @@ from metadata.errors import (
     translated,
 )
 from metadata.settings import MetadataSettings
-from metadata.store import rollback
+from metadata.store import chunked, rollback
 from metadata.version_records import Change, NewVersion, StoredDocument, Validity, VersionInfo
 
 try:  # Python 3.14 has zstd in the standard library; before, its backport
@@ -241,8 +241,8 @@ class VersionStore:
         found: dict[int, VersionInfo] = {}
         wanted = list(dict.fromkeys(url_ids))
         with self._database() as conn:
-            for start in range(0, len(wanted), _IN_CHUNK):
-                where, values = self._dialect.among("url_id", wanted[start : start + _IN_CHUNK])
+            for chunk in chunked(wanted, _IN_CHUNK):
+                where, values = self._dialect.among("url_id", chunk)
                 rows = conn.execute(
                     f"SELECT v.url_id, v.{_VERSION_COLUMNS.replace(', ', ', v.')} "
                     "FROM versions v JOIN (SELECT url_id, max(version) AS top FROM versions "
@@ -438,8 +438,8 @@ class VersionStore:
         """The ``(version, md5)`` kept of each document, oldest first (one query per 500)."""
         kept: dict[int, list[tuple[int, str]]] = {}
         wanted = list(dict.fromkeys(url_ids))
-        for start in range(0, len(wanted), _IN_CHUNK):
-            where, values = self._dialect.among("url_id", wanted[start : start + _IN_CHUNK])
+        for chunk in chunked(wanted, _IN_CHUNK):
+            where, values = self._dialect.among("url_id", chunk)
             rows = conn.execute(
                 f"SELECT url_id, version, md5 FROM versions WHERE {where} ORDER BY url_id, version",
                 values,
