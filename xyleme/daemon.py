@@ -179,7 +179,7 @@ class Daemon:
             finally:
                 self.periodic.pause()  # no new job; running ones end below
                 await self.rechecks.cancel()
-                await self.workers.stop()
+                await self.workers.close()
                 await self.periodic.shutdown()
                 self.close()
         if self.failure is not None:

@@ -57,6 +57,11 @@ class Child:
         log.info("%s started (pid %d)", self.label, self.process.pid)
 
 
+def ended(code: int) -> str:
+    """How a child ended, from its exit code (negative: the signal that killed it)."""
+    return f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+
+
 def child_commands(
     repository: Path, workers: int, worker_options: list[str], coordinator_options: list[str]
 ) -> list[tuple[str, list[str]]]:
@@ -109,9 +114,14 @@ class Supervisor:
                         log.info("`xyleme stop`: stopping the workers and the coordinator")
                         self.stop()
         finally:
-            self._stop_all()
+            unclean = self._stop_all()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        if unclean:
+            raise SupervisorFailed(
+                f"{', '.join(unclean)} did not stop cleanly (its log is above); what it "
+                "committed is kept, and claims it did not give back end with their lease"
+            )
 
     def stop(self) -> None:
         """Ask :meth:`run` to stop every child and return."""
@@ -147,27 +157,36 @@ class Supervisor:
                     f"{child.label} failed {child.early_failures} times right after its "
                     f"start (exit code {code}; its log is above): stopping everything"
                 )
-            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
             log.warning(
                 "%s (pid %d) %s: restarting it in %g s",
                 child.label,
                 child.process.pid,
-                how,
+                ended(code),
                 self.restart_delay,
             )
             child.restart_at = now + self.restart_delay
 
-    def _stop_all(self) -> None:
+    def _stop_all(self) -> list[str]:
+        """SIGTERM to every running child, a kill past ``stop_deadline``; the labels of the
+        children that did not stop cleanly (killed, or a non-zero exit code: a stop that
+        failed is told, never hidden behind the supervisor's own clean exit)."""
         running = [c for c in self.children if c.process is not None and c.process.poll() is None]
         for child in running:
             child.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + self.stop_deadline
+        unclean = []
         for child in running:
             try:
-                child.process.wait(max(0.0, deadline - time.monotonic()))
+                code = child.process.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 log.error("%s did not stop within %g s: killed", child.label, self.stop_deadline)
                 child.process.kill()
                 child.process.wait()
+                unclean.append(child.label)
+                continue
+            if code != 0:
+                log.error("%s (pid %d) %s at the stop", child.label, child.process.pid, ended(code))
+                unclean.append(child.label)
         if running:
             log.info("every worker and the coordinator stopped")
+        return unclean

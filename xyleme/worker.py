@@ -251,7 +251,7 @@ class CrawlWorker:
                 self.periodic.pause()
                 if feeding is not None:
                     await feeding  # its last look ends; no claim after it
-                await self.fetching.stop()
+                await self.fetching.close()
                 await self.periodic.shutdown()
                 self.close()
         if self.failure is not None:
@@ -265,12 +265,18 @@ class CrawlWorker:
 
     def close(self) -> None:
         """After the crawler's last commit: claims ended or given back, the row marked
-        stopped, the loader, archive and store closed."""
+        stopped, the loader, archive and store closed. Claims the store refuses to give
+        back cost nothing committed (they end with their lease): the row is still marked
+        stopped, and the stop is told as a failure (exit 1)."""
         if self.md is None:
             return
         try:
             self._last_opic_flush()
-            released = self.feed.release()
+            try:
+                released = self.feed.release()
+            except MetadataError as error:
+                self.stop(f"claims not given back ({error}): they end with their lease")
+                released = 0
             self._write_heartbeat(state="stopped")
             log.info("worker %s stopped: %d claims given back", self.name, released)
         finally:

@@ -25,11 +25,14 @@ def spooled_settings(settings: CrawlerSettings, spool: Path) -> CrawlerSettings:
 
 
 class Workers:
-    """One background task running the crawler until told to stop."""
+    """One background task running the crawler until told to stop; closed at the process's
+    stop, after which nothing starts it again (a heartbeat or a ``resume`` that was under way
+    when the stop came once restarted the crawler beside the stop's last writes)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self._task: asyncio.Task | None = None
+        self._closed = False
 
     @property
     def running(self) -> bool:
@@ -37,13 +40,18 @@ class Workers:
         return self._task is not None and not self._task.done()
 
     def start(self) -> None:
-        """Let the workers run (no-op when they do)."""
-        if not self.running:
+        """Let the workers run (no-op when they do, or once closed)."""
+        if not self.running and not self._closed:
             self._task = asyncio.create_task(self.crawler.run(until_idle=False), name="crawler")
 
     async def stop(self) -> None:
-        """Stop the workers and wait for them."""
+        """Stop the workers and wait for them (a ``pause``: :meth:`start` runs them again)."""
         if self._task is not None:
             self.crawler.stop()
             await self._task
             self._task = None
+
+    async def close(self) -> None:
+        """Stop the workers for good: the process is stopping."""
+        self._closed = True
+        await self.stop()

@@ -118,7 +118,7 @@ def test_run_workers_splits_the_hosts_restarts_a_dead_worker_and_stops_cleanly(r
         run.kill()
     run.wait_for("every worker and the coordinator stopped")
     final = workers(repo)
-    assert all(w["state"] == "stopped" for w in final)
+    assert all(w["state"] == "stopped" for w in final), (final, "\n".join(run.lines))
     for row in final:  # a clean stop gives its claims back
         assert claims(str(status_url(repo)), row["name"]) == {}
     for part in (0, 1):
