@@ -483,8 +483,15 @@ class OPIC(PerPageState):
         self._virtual_cash -= float(paid.sum())
 
     def _pay_virtual_cash(self) -> None:
-        """The virtual page is read: its cash goes to every page in proportion to weight."""
-        if self._named == 0 or self._virtual_cash == 0:
+        """The virtual page is read: its cash goes to every page in proportion to weight.
+
+        Only a positive balance is paid. Discovery cash that drains the virtual page
+        (:meth:`_grant_discovery_cash` when new pages want more than it holds) can leave it
+        an ulp below zero by rounding; paid out, that residue lowered the credit, so a page
+        read a moment before held negative cash and its next read sent negative shares to
+        its children (a distributed OPIC's transfers were then refused). Kept, the residue
+        is conserved and the next inflow covers it."""
+        if self._named == 0 or self._virtual_cash <= 0:
             return
         self._credit += self._virtual_cash / self._total_weight
         self._virtual_history += self._virtual_cash

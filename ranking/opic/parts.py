@@ -206,8 +206,13 @@ class OPICPart(OPIC):
         values = np.asarray(amounts, dtype=float).reshape(-1)
         if ids.shape != values.shape:
             raise ValueError(f"{ids.size} pages but {values.size} amounts")
-        if not (np.isfinite(values).all() and (values >= 0).all()):
-            raise ValueError("transfers carry finite, non-negative amounts")
+        bad = ~(np.isfinite(values) & (values >= 0))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"transfers carry finite, non-negative amounts ({int(bad.sum())} do not; "
+                f"page {int(ids[first])}: {float(values[first])!r})"
+            )
         virtual = ids == VIRTUAL
         real, paid = ids[~virtual], values[~virtual]
         if real.size and real.min() < 0:
