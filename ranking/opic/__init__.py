@@ -12,7 +12,14 @@ cash for other parts' pages goes out as transfers. See docs/opic.md.
 from __future__ import annotations
 
 from ranking.opic.cash import OPIC, CashListener
-from ranking.opic.errors import CorruptSnapshot, ForeignPage, NoPages, OPICError, UnknownPage
+from ranking.opic.errors import (
+    BadTransfer,
+    CorruptSnapshot,
+    ForeignPage,
+    NoPages,
+    OPICError,
+    UnknownPage,
+)
 from ranking.opic.focus import suspect_xml
 from ranking.opic.parts import VIRTUAL, OPICPart, PartView
 from ranking.opic.select import STRATEGIES, Cycle, Greedy, PageSelector, RandomSelection
@@ -32,6 +39,7 @@ __all__ = [
     "STRATEGIES",
     "VIRTUAL",
     "WINDOW_POLICIES",
+    "BadTransfer",
     "CashListener",
     "CorruptSnapshot",
     "Cycle",

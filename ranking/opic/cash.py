@@ -484,13 +484,9 @@ class OPIC(PerPageState):
 
     def _pay_virtual_cash(self) -> None:
         """The virtual page is read: its cash goes to every page in proportion to weight.
-
-        Only a positive balance is paid. Discovery cash that drains the virtual page
-        (:meth:`_grant_discovery_cash` when new pages want more than it holds) can leave it
-        an ulp below zero by rounding; paid out, that residue lowered the credit, so a page
-        read a moment before held negative cash and its next read sent negative shares to
-        its children (a distributed OPIC's transfers were then refused). Kept, the residue
-        is conserved and the next inflow covers it."""
+        Only a positive balance: discovery that drains it can leave an ulp below zero,
+        which paid out gave pages negative cash (and parts negative transfers); kept, the
+        residue is conserved and the next inflow covers it."""
         if self._named == 0 or self._virtual_cash <= 0:
             return
         self._credit += self._virtual_cash / self._total_weight

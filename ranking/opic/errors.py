@@ -43,3 +43,15 @@ class ForeignPage(OPICError, KeyError):
             f"URL-Id {self.url_id} belongs to OPIC part {self.owner}, not to part {self.part}: "
             "only its owner reads it or receives its cash"
         )
+
+
+class BadTransfer(OPICError, ValueError):
+    """A transfer between parts whose amount is negative or not finite: no cash moves (a
+    worker's flush that meets one fails as any OPIC failure, and says which)."""
+
+    def __init__(self, bad: int, url_id: int, amount: float) -> None:
+        super().__init__(
+            f"transfers carry finite, non-negative amounts ({bad} do not; "
+            f"page {url_id}: {amount!r})"
+        )
+        self.bad, self.url_id, self.amount = bad, url_id, amount

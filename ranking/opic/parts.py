@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ranking.opic.cash import OPIC
-from ranking.opic.errors import ForeignPage, UnknownPage
+from ranking.opic.errors import BadTransfer, ForeignPage, UnknownPage
 from ranking.opic.windows import HistoryWindow
 
 VIRTUAL = -1
@@ -209,10 +209,7 @@ class OPICPart(OPIC):
         bad = ~(np.isfinite(values) & (values >= 0))
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"transfers carry finite, non-negative amounts ({int(bad.sum())} do not; "
-                f"page {int(ids[first])}: {float(values[first])!r})"
-            )
+            raise BadTransfer(int(bad.sum()), int(ids[first]), float(values[first]))
         virtual = ids == VIRTUAL
         real, paid = ids[~virtual], values[~virtual]
         if real.size and real.min() < 0:
