@@ -8,28 +8,33 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from xyleme.supervisor import Supervisor, SupervisorFailed
 
-READY = "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *_: sys.exit({code}))"
-"""A child that exits with ``code`` on SIGTERM, as a worker does after its clean stop."""
+HANDLES = "import pathlib, signal, sys, time; signal.signal(signal.SIGTERM, {handler}); "
+"""A child's SIGTERM handler, set before it says it is ready (a file named by its argument)."""
 
 
-def child(code: int) -> list[str]:
-    return [sys.executable, "-c", READY.format(code=code) + "; time.sleep(60)"]
+def child(ready: Path, handler: str) -> list[str]:
+    """A child that sets ``handler`` for SIGTERM, then says so in ``ready`` and waits."""
+    script = HANDLES.format(handler=handler) + "pathlib.Path(sys.argv[1]).touch(); time.sleep(60)"
+    return [sys.executable, "-c", script, str(ready)]
 
 
-def stop_when_started(supervisor: Supervisor, timeout: float = 20.0) -> threading.Thread:
-    """Stop ``supervisor`` once every child has had time to set its SIGTERM handler."""
+def exits_with(code: int) -> str:
+    """The handler of a child that exits with ``code`` on SIGTERM (a worker's stop)."""
+    return f"lambda *_: sys.exit({code})"
+
+
+def stop_when_ready(supervisor: Supervisor, files: list[Path]) -> threading.Thread:
+    """Stop ``supervisor`` once every child has set its handler (or after 60 s)."""
 
     def later() -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if all(c.process is not None for c in supervisor.children):
-                time.sleep(1.0)  # the children's interpreters set their handlers
-                break
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(f.exists() for f in files):
             time.sleep(0.05)
         supervisor.stop()
 
@@ -38,34 +43,33 @@ def stop_when_started(supervisor: Supervisor, timeout: float = 20.0) -> threadin
     return thread
 
 
-def test_children_that_stop_cleanly_end_the_run_quietly():
-    supervisor = Supervisor([("worker 0/2", child(0)), ("worker 1/2", child(0))])
-    stopper = stop_when_started(supervisor)
-    supervisor.run()
-    stopper.join(5)
-    assert all(c.process.returncode == 0 for c in supervisor.children)
-
-
-def test_a_child_whose_stop_failed_fails_the_run_and_is_named():
-    supervisor = Supervisor([("worker 0/2", child(0)), ("worker 1/2", child(1))])
-    stopper = stop_when_started(supervisor)
-    with pytest.raises(SupervisorFailed, match=r"worker 1/2 did not stop cleanly"):
+def supervise(tmp_path: Path, handlers: dict[str, str], **options) -> Supervisor:
+    """Run a supervisor of one child per ``{label: handler}`` until they are all ready, then
+    stop it (what :meth:`Supervisor.run` raised goes on)."""
+    files = [tmp_path / f"ready-{n}" for n in range(len(handlers))]
+    children = [(label, child(f, h)) for f, (label, h) in zip(files, handlers.items(), strict=True)]
+    supervisor = Supervisor(children, **options)
+    stopper = stop_when_ready(supervisor, files)
+    try:
         supervisor.run()
-    stopper.join(5)
+    finally:
+        stopper.join(5)
+    return supervisor
 
 
-def test_a_child_killed_past_the_deadline_fails_the_run():
-    stubborn = [
-        sys.executable,
-        "-c",
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)",
-    ]
-    supervisor = Supervisor([("coordinator", stubborn)], stop_deadline=0.5)
-    stopper = stop_when_started(supervisor)
-    with pytest.raises(SupervisorFailed, match=r"coordinator did not stop cleanly"):
-        supervisor.run()
-    stopper.join(5)
-    assert supervisor.children[0].process.returncode == -9
+def test_children_that_stop_cleanly_end_the_run_quietly(tmp_path):
+    done = supervise(tmp_path, {"worker 0/2": exits_with(0), "worker 1/2": exits_with(0)})
+    assert all(c.process.returncode == 0 for c in done.children)
+
+
+def test_a_child_whose_stop_failed_fails_the_run_and_is_named(tmp_path):
+    with pytest.raises(SupervisorFailed, match=r"^worker 1/2 did not stop cleanly"):
+        supervise(tmp_path, {"worker 0/2": exits_with(0), "worker 1/2": exits_with(1)})
+
+
+def test_a_child_killed_past_the_deadline_fails_the_run(tmp_path):
+    with pytest.raises(SupervisorFailed, match=r"^coordinator did not stop cleanly"):
+        supervise(tmp_path, {"coordinator": "signal.SIG_IGN"}, stop_deadline=0.5)
 
 
 async def test_a_worker_whose_claims_cannot_be_given_back_still_marks_its_row_stopped(
