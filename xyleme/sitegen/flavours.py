@@ -1,0 +1,148 @@
+"""What a production web server answers that ``http.server`` answers otherwise, for the truth.
+
+Why: a folder served by nginx, Apache httpd or lighttpd with Debian's stock configuration
+differs from ``python -m http.server`` in three ways that change which URLs are documents
+and which links a listing holds: the Content-Type of a suffix (each server's own types
+file: nginx's ``/etc/nginx/mime.types``, Apache's and lighttpd's ``/etc/mime.types``; nginx
+calls an unknown suffix ``application/octet-stream``, Apache sends no type), the index files
+a folder serves (``index``, ``DirectoryIndex``, ``index-file.names``), and the links of a
+folder's listing (nginx's ``autoindex`` and lighttpd's ``mod_dirlisting`` link ``../``;
+Apache's ``mod_autoindex`` links the parent folder and re-sorts itself by ``?C=N;O=D``, which
+the truth reads as a link of the listing to itself: the same entries, in another order, are
+the same page, as docs/crawler.md's "Folder listings" decides).
+A :class:`Flavour` holds these; :class:`~xyleme.sitegen.folder.StaticServer` reads one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import mimetypes
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urljoin
+
+Listing = Callable[[Path, str], list[str]]
+"""``links(folder, url)``: the hrefs of ``folder``'s listing served at ``url``, absolute."""
+
+_APACHE_IGNORE = (".??*", "*~", "*#", "RCS", "CVS", "*,v", "*,t")
+"""Debian's ``IndexIgnore`` (``mods-available/autoindex.conf``)."""
+
+
+def _entries(folder: Path, hidden: Callable[[str], bool]) -> list[tuple[str, bool]]:
+    """The names a listing shows (each with whether it is a folder), a broken symlink left
+    out as the servers leave out what they cannot stat."""
+    found = []
+    for name in sorted(os.listdir(folder), key=str.lower):
+        path = folder / name
+        if not hidden(name) and path.exists():
+            found.append((name, path.is_dir()))
+    return found
+
+
+def _hrefs(folder: Path, url: str, hidden: Callable[[str], bool]) -> list[str]:
+    return [urljoin(url, quote(n) + ("/" if d else "")) for n, d in _entries(folder, hidden)]
+
+
+def python_listing(folder: Path, url: str) -> list[str]:
+    """``http.server``: every entry, dot files included; no parent link."""
+    return _hrefs(folder, url, lambda name: False)
+
+
+def nginx_listing(folder: Path, url: str) -> list[str]:
+    """nginx ``autoindex on``: ``../`` (at the root too), then the entries but dot files."""
+    return [urljoin(url, "../"), *_hrefs(folder, url, lambda name: name.startswith("."))]
+
+
+def lighttpd_listing(folder: Path, url: str) -> list[str]:
+    """lighttpd ``dir-listing.activate``: ``../`` below the root, then the entries but dot
+    files (``dir-listing.hide-dotfiles``)."""
+    parent = [urljoin(url, "../")] if urljoin(url, "/") != url else []
+    return [*parent, *_hrefs(folder, url, lambda name: name.startswith("."))]
+
+
+def apache_listing(folder: Path, url: str) -> list[str]:
+    """Apache ``Options Indexes`` with Debian's ``FancyIndexing``: the column sorts (the
+    listing itself), the parent folder below the root, then the entries ``IndexIgnore``
+    keeps."""
+    parent = [urljoin(url, "../")] if urljoin(url, "/") != url else []
+
+    def ignored(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in _APACHE_IGNORE)
+
+    return [url, *parent, *_hrefs(folder, url, ignored)]
+
+
+def read_types(path: Path) -> dict[str, str]:
+    """A types file by suffix (``.xml`` → ``text/xml``): Apache's ``mime.types`` format, or
+    nginx's (``types { text/xml xml; }``)."""
+    text = path.read_text("utf-8", errors="replace")
+    types: dict[str, str] = {}
+    body = re.search(r"types\s*\{(.*)\}", text, re.DOTALL)
+    if body is not None:  # nginx: "type suffix suffix;", the last mention winning
+        for kind, names in re.findall(r"([\w.+-]+/[\w.+-]+)\s+([^;]+);", body.group(1)):
+            types.update((f".{name.lower()}", kind) for name in names.split())
+        return types
+    table = mimetypes.MimeTypes(())
+    table.readfp(path.open(encoding="utf-8", errors="replace"))
+    return {suffix.lower(): kind for suffix, kind in table.types_map[True].items()}
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """One server's rules, as its stock Debian configuration sets them."""
+
+    name: str
+    index_files: tuple[str, ...]
+    listing: Listing
+    types: dict[str, str] = field(default_factory=dict)
+    """Content-Type by lower-case suffix; empty: ``http.server``'s guess."""
+    default_type: str = "application/octet-stream"
+    """The type of a suffix ``types`` does not name ("" for none sent)."""
+    text_charset: str = ""
+    """A charset added to ``text/*`` but ``text/html`` (lighttpd's ``create-mime.conf.pl``)."""
+
+    def type_of(self, path: Path, guess: Callable[[Path], str]) -> str:
+        """The Content-Type served for ``path`` (``guess`` is ``http.server``'s)."""
+        if not self.types:
+            return guess(path)
+        kind = self.types.get(path.suffix.lower(), self.default_type)
+        if self.text_charset and kind.startswith("text/") and kind != "text/html":
+            kind += f";charset={self.text_charset}"
+        return kind
+
+
+PYTHON = Flavour("http.server", ("index.html", "index.htm"), python_listing)
+
+
+def flavour(name: str) -> Flavour:
+    """The flavour of ``http.server``, ``nginx``, ``apache`` or ``lighttpd`` with Debian's
+    stock files (``KeyError`` for another name)."""
+    if name == PYTHON.name:
+        return PYTHON
+    etc = Path("/etc/mime.types")
+    made = {
+        "nginx": lambda: Flavour(
+            "nginx",
+            ("index.html", "index.htm"),
+            nginx_listing,
+            read_types(Path("/etc/nginx/mime.types")),
+        ),
+        "apache": lambda: Flavour(
+            "apache",
+            ("index.html", "index.cgi", "index.pl", "index.php", "index.xhtml", "index.htm"),
+            apache_listing,
+            {**read_types(etc), ".gz": "application/x-gzip", ".tgz": "application/x-gzip"},
+            default_type="",
+        ),
+        "lighttpd": lambda: Flavour(
+            "lighttpd",
+            ("index.php", "index.html"),
+            lighttpd_listing,
+            read_types(etc),
+            text_charset="utf-8",
+        ),
+    }
+    return made[name]()
