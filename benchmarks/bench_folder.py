@@ -94,6 +94,7 @@ def measure(
     pages: int | None,
     production: list[str] | None = None,
     running: tuple[str, str, Path | None] | None = None,
+    refresh: bool = False,
 ) -> dict:
     """The figures of one crawl of ``root``, served by ``http.server``, given ``production``
     options by :mod:`xyleme.sitegen.webserver`, or given ``running`` (its origin, its
@@ -118,11 +119,14 @@ def measure(
                 Path(folder) / "repo",
                 concurrency=CONCURRENCY,
                 page_budget=pages,
+                refresh=refresh,
             )
         )
         rejected = _rejected(Path(folder) / "repo")
     result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
     result["server"] = kind if production is None else " ".join(["webserver", *production])
+    if refresh:
+        result["refresh"] = outcome.refresh
     if log is not None:
         result["out_of_scope_fetches"] = out_of_scope_requests(log, log_start, scope_url)
     result["same_file_urls"] = same_file_urls(server, outcome)
@@ -271,6 +275,8 @@ def main() -> None:
     parser.add_argument("--server", default="nginx", choices=["nginx", "apache", "lighttpd"],
                         help="with --url: whose answers the truth models")  # fmt: skip
     parser.add_argument("--access-log", type=Path, help="with --url: the server's access log")
+    parser.add_argument("--refresh", action="store_true",
+                        help="then read every document again (conditional GETs)")  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="a generated folder, under 60 s")
     group.add_argument("--smoke", action="store_true", help="a small generated folder")
@@ -297,7 +303,9 @@ def main() -> None:
         if args.url and args.production:
             parser.error("--url crawls a running server; --production starts one")
         running = (args.url, args.server, args.access_log) if args.url else None
-        result = measure(root.resolve(), args.seed, args.scope, args.pages, production, running)
+        result = measure(
+            root.resolve(), args.seed, args.scope, args.pages, production, running, args.refresh
+        )
     print(
         f"{result['seed']}: {result['pages_read']} of {result['pages_reachable']} reachable "
         f"documents read (reach {result['reach']}); {result['daemon_pages_per_s']} pages/s"
@@ -311,6 +319,8 @@ def main() -> None:
         f"top-20 overlaps: importance {result['importance_top20_overlap']}, "
         f"interest {result['interest_top20_overlap']}"
     )
+    if "refresh" in result:
+        print(f"second pass: {result['refresh']}")
     if "out_of_scope_fetches" in result:
         print(f"out-of-scope requests in the server's log: {result['out_of_scope_fetches']}")
     print(json.dumps(result))
