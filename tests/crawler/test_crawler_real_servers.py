@@ -3,9 +3,15 @@ aiohttp server (the real-server trial, docs/realsite.md "Real servers")."""
 
 from __future__ import annotations
 
+import gzip
+
+from aiohttp import web
+
 from tests.crawler.test_crawler_scope import FAST, LOOPBACK, paths, serving
 from tests.crawler_site import Page
-from xyleme.crawler import Crawler, CrawlerSettings, Scope
+from xyleme.crawler import Crawler, CrawlerSettings, Level, Scope
+
+MODIFIED = "Fri, 13 Nov 2026 11:12:04 GMT"
 
 APACHE_SORTS = ("?C=N;O=D", "?C=M;O=A", "?C=S;O=A", "?C=D;O=A")
 """mod_autoindex's column links on a listing sorted by name, ascending."""
@@ -42,3 +48,41 @@ async def test_an_apache_listing_re_sorted_is_the_listing_itself(md):
 
 def _listing(query: str) -> Page:
     return Page(apache_listing(["a.html", "b.html"], f"?{query}" if query else ""))
+
+
+def apache_deflated(request: web.Request) -> Page:
+    """A page as Apache's mod_deflate serves it: gzip, the ETag ``"…-gzip"``, and a 304 only
+    to an ``If-Modified-Since`` sent alone (``If-None-Match`` is compared with the ETag of
+    the uncompressed file, which nobody was ever sent)."""
+    headers = {"ETag": '"31bc-5f2-gzip"', "Last-Modified": MODIFIED, "Vary": "Accept-Encoding"}
+    matches = request.headers.get("If-None-Match") == '"31bc-5f2"'
+    if "If-None-Match" not in request.headers:
+        matches = request.headers.get("If-Modified-Since") == MODIFIED
+    if matches:
+        return Page(b"", 304, headers=headers)
+    body = gzip.compress(b"<html><body><p>the same page</p></body></html>")
+    return Page(body, headers={**headers, "Content-Encoding": "gzip"})
+
+
+async def test_a_host_whose_etags_never_validate_is_asked_if_modified_since(md):
+    async with serving() as site:
+        home = site.add(LOOPBACK, "/doc/", apache_deflated)
+        crawler = Crawler(md, CrawlerSettings(**FAST), Scope([home]), clock=md.clock)
+        crawler.submit(home)
+        await crawler.run()
+        url_id = md.id_for(home, create=False)
+        statuses = []
+        for _ in range(3):
+            md.clock.advance(3600.0)
+            crawler.submit(url_id, Level.REFRESH)
+            await crawler.run()
+            statuses.append(md.page(url_id).status)
+    sent = [hit.headers for hit in site.hits if hit.path == "/doc/"]
+    assert statuses == [200, 304, 304]
+    assert [("If-None-Match" in h, "If-Modified-Since" in h) for h in sent] == [
+        (False, False),
+        (True, True),
+        (False, True),
+        (False, True),
+    ]
+    assert [obs.changed for obs in md.observations(url_id)] == [None, False, False, False]
