@@ -1,0 +1,54 @@
+"""The truth's model of nginx, Apache httpd and lighttpd (xyleme.sitegen.flavours): their
+types files, index files and listings, as Debian's stock configurations set them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xyleme.sitegen import StaticServer, folder_truth
+from xyleme.sitegen.flavours import (
+    Flavour,
+    apache_listing,
+    lighttpd_listing,
+    nginx_listing,
+    read_types,
+)
+
+ORIGIN = "http://127.0.0.1:8080"
+
+
+def test_both_types_file_formats_are_read(tmp_path):
+    nginx = tmp_path / "nginx.types"
+    nginx.write_text("types {\n    text/html  html htm;\n    text/xml  xml;\n}\n")
+    apache = tmp_path / "mime.types"
+    apache.write_text("# a comment\napplication/xml\t\txml\napplication/xslt+xml\txsl xslt\n")
+    assert read_types(nginx) == {".html": "text/html", ".htm": "text/html", ".xml": "text/xml"}
+    assert read_types(apache)[".xsl"] == "application/xslt+xml"
+    assert read_types(apache)[".xml"] == "application/xml"
+
+
+def _folder(root: Path) -> Path:
+    (root / "doc" / "sub").mkdir(parents=True)
+    for name in ("a.html", ".hidden", "old~"):
+        (root / "doc" / name).write_text("<p>x</p>")
+    return root / "doc"
+
+
+def test_each_server_lists_a_folder_its_own_way(tmp_path):
+    folder = _folder(tmp_path)
+    url = f"{ORIGIN}/doc/"
+    entries = [f"{url}a.html", f"{url}old~", f"{url}sub/"]
+    assert nginx_listing(folder, url) == [f"{ORIGIN}/", *entries]
+    assert lighttpd_listing(folder, url) == [f"{ORIGIN}/", *entries]
+    assert lighttpd_listing(tmp_path, f"{ORIGIN}/") == [f"{ORIGIN}/doc/"]  # no parent at "/"
+    # Apache: its column sorts name the listing itself; IndexIgnore hides *~ and dot files.
+    assert apache_listing(folder, url) == [url, f"{ORIGIN}/", f"{url}a.html", f"{url}sub/"]
+
+
+def test_an_apache_listing_is_one_document_linking_itself(tmp_path):
+    _folder(tmp_path)
+    apache = Flavour("apache", ("index.html",), apache_listing, {".html": "text/html"}, "")
+    server = StaticServer(tmp_path, ORIGIN, flavour=apache)
+    truth = folder_truth(server, [f"{ORIGIN}/doc/"], [f"{ORIGIN}/doc/"])
+    assert truth.documents == [f"{ORIGIN}/doc/", f"{ORIGIN}/doc/a.html", f"{ORIGIN}/doc/sub/"]
+    assert (0, 0) in truth.edges and truth.not_documents == {}
