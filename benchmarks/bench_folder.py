@@ -98,7 +98,8 @@ def measure(
 ) -> dict:
     """The figures of one crawl of ``root``, served by ``http.server``, given ``production``
     options by :mod:`xyleme.sitegen.webserver`, or given ``running`` (its origin, its
-    flavour's name, its access log or None) by a server already running."""
+    flavour's name, its access log or None) by a server already running, ``production``
+    then naming what its operator set (``--charset``, ``--type``) for the truth."""
     options = _options(production or [])
     origin, kind, log = running or ("", "http.server", None)
     process = nullcontext() if running else StaticProcess(root, production)
@@ -124,7 +125,8 @@ def measure(
         )
         rejected = _rejected(Path(folder) / "repo")
     result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
-    result["server"] = kind if production is None else " ".join(["webserver", *production])
+    name = kind if running or production is None else "webserver"
+    result["server"] = " ".join([name, *(production or [])])
     if refresh:
         result["refresh"] = outcome.refresh
     if log is not None:
@@ -267,9 +269,10 @@ def main() -> None:
         action="store_true",
         help="serve with gzip, ETags and 304s (xyleme.sitegen.webserver) instead of http.server",
     )
-    parser.add_argument("--charset", help="with --production: the charset of text/html")
+    parser.add_argument("--charset", help="with --production or --url: the charset of "
+                        "text/html")  # fmt: skip
     parser.add_argument("--type", action="append", default=[], metavar=".SUFFIX=TYPE",
-                        help="with --production: a Content-Type by suffix")  # fmt: skip
+                        help="with --production or --url: a Content-Type by suffix")  # fmt: skip
     parser.add_argument("--url", help="the origin of a running server serving --root "
                         "(http://127.0.0.1:18081): crawl it instead of starting one")  # fmt: skip
     parser.add_argument("--server", default="nginx", choices=["nginx", "apache", "lighttpd"],
@@ -290,8 +293,10 @@ def main() -> None:
             args.seed = "index.html"
         if not root.is_dir():
             parser.error(f"--root {root} is not a folder")
+        if args.url and args.production:
+            parser.error("--url crawls a running server; --production starts one")
         production = None
-        if args.production:
+        if args.production or args.url:  # --url: the options the running server was given
             production = [*(["--charset", args.charset] if args.charset else [])]
             production += [item for pair in args.type for item in ("--type", pair)]
             try:
@@ -299,9 +304,7 @@ def main() -> None:
             except ValueError as error:
                 parser.error(str(error))
         elif args.charset or args.type:
-            parser.error("--charset and --type need --production")
-        if args.url and args.production:
-            parser.error("--url crawls a running server; --production starts one")
+            parser.error("--charset and --type need --production or --url")
         running = (args.url, args.server, args.access_log) if args.url else None
         result = measure(
             root.resolve(), args.seed, args.scope, args.pages, production, running, args.refresh
