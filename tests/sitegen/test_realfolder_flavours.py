@@ -3,6 +3,7 @@ types files, index files and listings, as Debian's stock configurations set them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from xyleme.sitegen import StaticServer, folder_truth
@@ -52,3 +53,17 @@ def test_an_apache_listing_is_one_document_linking_itself(tmp_path):
     truth = folder_truth(server, [f"{ORIGIN}/doc/"], [f"{ORIGIN}/doc/"])
     assert truth.documents == [f"{ORIGIN}/doc/", f"{ORIGIN}/doc/a.html", f"{ORIGIN}/doc/sub/"]
     assert (0, 0) in truth.edges and truth.not_documents == {}
+
+
+def test_an_apache_listing_holds_the_links_of_its_readme(tmp_path):
+    folder = _folder(tmp_path)
+    (folder / "README.html").write_text('<p>See <a href="sub/deep.html">this</a>.</p>')
+    (folder / "sub" / "deep.html").write_text("<p>deep</p>")
+    apache = Flavour("apache", ("index.html",), apache_listing, {".html": "text/html"}, "")
+    inserting = replace(apache, inserts=("README.html",))
+    seeds = [f"{ORIGIN}/doc/"]
+    plain = folder_truth(StaticServer(tmp_path, ORIGIN, flavour=apache), seeds, seeds)
+    held = folder_truth(StaticServer(tmp_path, ORIGIN, flavour=inserting), seeds, seeds)
+    deep = f"{ORIGIN}/doc/sub/deep.html"
+    assert (0, held.position()[deep]) in held.edges
+    assert (0, plain.position()[deep]) not in plain.edges  # reached through sub/ only

@@ -7,7 +7,8 @@ file: nginx's ``/etc/nginx/mime.types``, Apache's and lighttpd's ``/etc/mime.typ
 calls an unknown suffix ``application/octet-stream``, Apache sends no type), the index files
 a folder serves (``index``, ``DirectoryIndex``, ``index-file.names``), and the links of a
 folder's listing (nginx's ``autoindex`` and lighttpd's ``mod_dirlisting`` link ``../``;
-Apache's ``mod_autoindex`` links the parent folder and re-sorts itself by ``?C=N;O=D``, which
+Apache's ``mod_autoindex`` links the parent folder, holds a folder's ``README.html``, and
+re-sorts itself by ``?C=N;O=D``, which
 the truth reads as a link of the listing to itself: the same entries, in another order, are
 the same page, as docs/crawler.md's "Folder listings" decides).
 A :class:`Flavour` holds these; :class:`~xyleme.sitegen.folder.StaticServer` reads one.
@@ -103,6 +104,9 @@ class Flavour:
     """The type of a suffix ``types`` does not name ("" for none sent)."""
     text_charset: str = ""
     """A charset added to ``text/*`` but ``text/html`` (lighttpd's ``create-mime.conf.pl``)."""
+    inserts: tuple[str, ...] = ()
+    """Files of a folder whose HTML its listing holds (Apache's ``HeaderName`` and
+    ``ReadmeName``: their links are the listing's)."""
 
     def type_of(self, path: Path, guess: Callable[[Path], str]) -> str:
         """The Content-Type served for ``path`` (``guess`` is ``http.server``'s)."""
@@ -136,6 +140,7 @@ def flavour(name: str) -> Flavour:
             apache_listing,
             {**read_types(etc), ".gz": "application/x-gzip", ".tgz": "application/x-gzip"},
             default_type="",
+            inserts=("HEADER.html", "README.html"),
         ),
         "lighttpd": lambda: Flavour(
             "lighttpd",

@@ -327,7 +327,12 @@ def page_links(
     """A document's links (normal, distinct, in order), the ones a crawl follows (all of
     them unless the page says ``nofollow``) and 1 if an HTML page loads a script."""
     if answer.listing is not None:
-        found = list(dict.fromkeys(normal(link) for link in flavour.listing(answer.listing, url)))
+        found = [normal(link) for link in flavour.listing(answer.listing, url)]
+        for name in flavour.inserts:  # a file whose HTML the listing holds: its links too
+            if (answer.listing / name).is_file():
+                inserted = Answer(200, "text/html", answer.listing / name)
+                found += page_links(inserted, url)[0]
+        found = list(dict.fromkeys(found))
         return found, found, 0
     assert answer.file is not None
     body = answer.file.read_bytes()
