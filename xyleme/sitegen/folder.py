@@ -369,13 +369,16 @@ def _charset(body: bytes, content_type: str = "") -> str:
 
 
 def _absolute(base: str, raw: str | None) -> str | None:
-    """``raw`` resolved against ``base`` as an HTTP(S) URL without its fragment, or None."""
+    """``raw`` resolved against ``base`` as an HTTP(S) URL without its fragment, or None;
+    a ``\\`` before the query is a ``/``, as the URL Standard reads it (SQLite's
+    ``href="\\"`` names the site's root)."""
     if raw is None:
         return None
     raw = raw.strip().replace("\t", "").replace("\n", "").replace("\r", "")
     if not raw or raw.startswith("#"):
         return None
-    absolute = urljoin(base, raw)
+    path = re.match(r"[^?#]*", raw).group()
+    absolute = urljoin(base, path.replace("\\", "/") + raw[len(path) :])
     if urlsplit(absolute).scheme.lower() not in ("http", "https"):
         return None
     return normal(absolute)
