@@ -67,3 +67,17 @@ def test_an_apache_listing_holds_the_links_of_its_readme(tmp_path):
     deep = f"{ORIGIN}/doc/sub/deep.html"
     assert (0, held.position()[deep]) in held.edges
     assert (0, plain.position()[deep]) not in plain.edges  # reached through sub/ only
+
+
+def test_a_file_the_servers_account_may_not_read_is_a_403(tmp_path):
+    """nginx, Apache and lighttpd read files as ``www-data``; a file only its owner reads is
+    a 403 for them, whoever computes the truth (root may read it)."""
+    folder = _folder(tmp_path)
+    (folder / "secret.html").write_text("<p>secret</p>")
+    (folder / "secret.html").chmod(0o600)
+    for item in (tmp_path, folder, folder / "a.html"):
+        item.chmod(item.stat().st_mode | 0o005)
+    nginx = Flavour("nginx", ("index.html",), nginx_listing, {".html": "text/html"}, user="nobody")
+    server = StaticServer(tmp_path, ORIGIN, flavour=nginx)
+    assert server.answer(f"{ORIGIN}/doc/secret.html").status == 403
+    assert server.answer(f"{ORIGIN}/doc/a.html").status == 200

@@ -17,8 +17,11 @@ A :class:`Flavour` holds these; :class:`~xyleme.sitegen.folder.StaticServer` rea
 from __future__ import annotations
 
 import fnmatch
+import functools
+import grp
 import mimetypes
 import os
+import pwd
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +79,14 @@ def apache_listing(folder: Path, url: str) -> list[str]:
     return [url, *parent, *_hrefs(folder, url, ignored)]
 
 
+@functools.cache
+def _account(user: str) -> tuple[pwd.struct_passwd, frozenset[int]]:
+    """``user``'s account and the groups it is in."""
+    account = pwd.getpwnam(user)
+    others = (group.gr_gid for group in grp.getgrall() if user in group.gr_mem)
+    return account, frozenset({account.pw_gid, *others})
+
+
 def read_types(path: Path) -> dict[str, str]:
     """A types file by suffix (``.xml`` → ``text/xml``): Apache's ``mime.types`` format, or
     nginx's (``types { text/xml xml; }``)."""
@@ -104,6 +115,9 @@ class Flavour:
     """The type of a suffix ``types`` does not name ("" for none sent)."""
     text_charset: str = ""
     """A charset added to ``text/*`` but ``text/html`` (lighttpd's ``create-mime.conf.pl``)."""
+    user: str = ""
+    """The account whose rights the server reads files with (Debian's ``www-data``); ""
+    for this process's, as ``http.server`` runs. A file it may not read is a 403."""
     inserts: tuple[str, ...] = ()
     """Files of a folder whose HTML its listing holds (Apache's ``HeaderName`` and
     ``ReadmeName``: their links are the listing's)."""
@@ -116,6 +130,22 @@ class Flavour:
         if self.text_charset and kind.startswith("text/") and kind != "text/html":
             kind += f";charset={self.text_charset}"
         return kind
+
+    def can_read(self, path: Path, root: Path) -> bool:
+        """Whether the server may open ``path``: read on the file, search on its folders up
+        to the ``root`` it serves (which it reaches, or it would serve nothing)."""
+        if not self.user:
+            return os.access(path, os.R_OK)
+        account, groups = _account(self.user)
+
+        def allows(item: Path, bit: int) -> bool:
+            status = item.stat()
+            if status.st_uid == account.pw_uid:
+                return bool(status.st_mode & bit << 6)
+            return bool(status.st_mode & (bit << 3 if status.st_gid in groups else bit))
+
+        folders = path.relative_to(root).parents
+        return allows(path, 0o4) and all(allows(root / folder, 0o1) for folder in folders)
 
 
 PYTHON = Flavour("http.server", ("index.html", "index.htm"), python_listing)
@@ -133,6 +163,7 @@ def flavour(name: str) -> Flavour:
             ("index.html", "index.htm"),
             nginx_listing,
             read_types(Path("/etc/nginx/mime.types")),
+            user="www-data",
         ),
         "apache": lambda: Flavour(
             "apache",
@@ -140,6 +171,7 @@ def flavour(name: str) -> Flavour:
             apache_listing,
             {**read_types(etc), ".gz": "application/x-gzip", ".tgz": "application/x-gzip"},
             default_type="",
+            user="www-data",
             inserts=("HEADER.html", "README.html"),
         ),
         "lighttpd": lambda: Flavour(
@@ -148,6 +180,7 @@ def flavour(name: str) -> Flavour:
             lighttpd_listing,
             read_types(etc),
             text_charset="utf-8",
+            user="www-data",
         ),
     }
     return made[name]()

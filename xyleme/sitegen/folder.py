@@ -193,8 +193,10 @@ class StaticServer:
                 if (path / name).is_file():
                     return self._file(path / name)
             return Answer(status=200, content_type="text/html; charset=utf-8", listing=path)
-        if parts.path.endswith("/") or not path.is_file() or not os.access(path, os.R_OK):
+        if parts.path.endswith("/") or not path.is_file():
             return Answer(status=404)
+        if not self.flavour.can_read(path, self.root):
+            return Answer(status=403 if self.flavour.user else 404)
         return self._file(path)
 
     def _file(self, path: Path) -> Answer:
