@@ -1,17 +1,17 @@
 """What a production web server answers that ``http.server`` answers otherwise, for the truth.
 
 Why: a folder served by nginx, Apache httpd or lighttpd with Debian's stock configuration
-differs from ``python -m http.server`` in three ways that change which URLs are documents
+differs from ``python -m http.server`` in four ways that change which URLs are documents
 and which links a listing holds: the Content-Type of a suffix (each server's own types
 file: nginx's ``/etc/nginx/mime.types``, Apache's and lighttpd's ``/etc/mime.types``; nginx
 calls an unknown suffix ``application/octet-stream``, Apache sends no type), the index files
-a folder serves (``index``, ``DirectoryIndex``, ``index-file.names``), and the links of a
+a folder serves (``index``, ``DirectoryIndex``, ``index-file.names``), the links of a
 folder's listing (nginx's ``autoindex`` and lighttpd's ``mod_dirlisting`` link ``../``;
 Apache's ``mod_autoindex`` links the parent folder, holds a folder's ``README.html``, and
-re-sorts itself by ``?C=N;O=D``, which
-the truth reads as a link of the listing to itself: the same entries, in another order, are
-the same page, as docs/crawler.md's "Folder listings" decides).
-A :class:`Flavour` holds these; :class:`~xyleme.sitegen.folder.StaticServer` reads one.
+re-sorts itself by ``?C=N;O=D``, which the truth reads as a link of the listing to itself:
+the same entries, in another order, are the same page, as docs/crawler.md's "Folder
+listings" decides), and the account it reads files as (``www-data``). A :class:`Flavour`
+holds these; :class:`~xyleme.sitegen.folder.StaticServer` reads one.
 """
 
 from __future__ import annotations
@@ -35,48 +35,49 @@ _APACHE_IGNORE = (".??*", "*~", "*#", "RCS", "CVS", "*,v", "*,t")
 """Debian's ``IndexIgnore`` (``mods-available/autoindex.conf``)."""
 
 
-def _entries(folder: Path, hidden: Callable[[str], bool]) -> list[tuple[str, bool]]:
-    """The names a listing shows (each with whether it is a folder), a broken symlink left
-    out as the servers leave out what they cannot stat."""
-    found = []
-    for name in sorted(os.listdir(folder), key=str.lower):
-        path = folder / name
-        if not hidden(name) and path.exists():
-            found.append((name, path.is_dir()))
-    return found
+def _hrefs(folder: Path, url: str, shown: Callable[[Path], bool]) -> list[str]:
+    """The links of a listing of ``folder`` at ``url`` to the entries ``shown`` keeps."""
+    paths = (folder / name for name in sorted(os.listdir(folder), key=str.lower))
+    return [urljoin(url, quote(p.name) + ("/" if p.is_dir() else "")) for p in paths if shown(p)]
 
 
-def _hrefs(folder: Path, url: str, hidden: Callable[[str], bool]) -> list[str]:
-    return [urljoin(url, quote(n) + ("/" if d else "")) for n, d in _entries(folder, hidden)]
+def _visible(path: Path) -> bool:
+    """An entry a production server lists: no dot file, no broken symlink (it cannot stat
+    it, so it leaves it out)."""
+    return not path.name.startswith(".") and path.exists()
+
+
+def _parent(url: str) -> list[str]:
+    """The parent folder's link, but at the root."""
+    return [urljoin(url, "../")] if urljoin(url, "/") != url else []
 
 
 def python_listing(folder: Path, url: str) -> list[str]:
-    """``http.server``: every entry, dot files included; no parent link."""
-    return _hrefs(folder, url, lambda name: False)
+    """``http.server``: every name ``os.listdir`` gives; no parent link."""
+    return _hrefs(folder, url, lambda path: True)
 
 
 def nginx_listing(folder: Path, url: str) -> list[str]:
-    """nginx ``autoindex on``: ``../`` (at the root too), then the entries but dot files."""
-    return [urljoin(url, "../"), *_hrefs(folder, url, lambda name: name.startswith("."))]
+    """nginx ``autoindex on``: ``../`` (at the root too), then the visible entries."""
+    return [urljoin(url, "../"), *_hrefs(folder, url, _visible)]
 
 
 def lighttpd_listing(folder: Path, url: str) -> list[str]:
-    """lighttpd ``dir-listing.activate``: ``../`` below the root, then the entries but dot
-    files (``dir-listing.hide-dotfiles``)."""
-    parent = [urljoin(url, "../")] if urljoin(url, "/") != url else []
-    return [*parent, *_hrefs(folder, url, lambda name: name.startswith("."))]
+    """lighttpd ``dir-listing.activate``: ``../`` below the root, then the visible entries
+    (``dir-listing.hide-dotfiles``)."""
+    return [*_parent(url), *_hrefs(folder, url, _visible)]
 
 
 def apache_listing(folder: Path, url: str) -> list[str]:
     """Apache ``Options Indexes`` with Debian's ``FancyIndexing``: the column sorts (the
-    listing itself), the parent folder below the root, then the entries ``IndexIgnore``
-    keeps."""
-    parent = [urljoin(url, "../")] if urljoin(url, "/") != url else []
+    listing itself), the parent folder below the root, then the visible entries
+    ``IndexIgnore`` keeps."""
 
-    def ignored(name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, pattern) for pattern in _APACHE_IGNORE)
+    def shown(path: Path) -> bool:
+        ignored = any(fnmatch.fnmatchcase(path.name, rule) for rule in _APACHE_IGNORE)
+        return _visible(path) and not ignored
 
-    return [url, *parent, *_hrefs(folder, url, ignored)]
+    return [url, *_parent(url), *_hrefs(folder, url, shown)]
 
 
 @functools.cache
