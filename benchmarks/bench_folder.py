@@ -10,11 +10,18 @@ pages missed with the reason the daemon recorded for each, the link matrix's rec
 precision against the true links, the top-20 overlaps of the daemon's importance and
 interest with networkx's PageRank and eq. 6–7 (§5.2) on the true matrix, and the rate.
 
+``--url`` crawls a server already running (nginx, Apache httpd, lighttpd serving ``--root``
+at that origin) instead: ``--server`` names whose types, index files and listings the truth
+models (:mod:`xyleme.sitegen.flavours`), and ``--access-log`` the server's log, whose lines
+written during the crawl are counted for requests outside the scope.
+
 ``--smoke`` and ``--quick`` crawl a folder they generate (``xyleme.sitegen.realfolder``:
 the shapes of mdBook, rustdoc, DocBook HTML, listings and odd file names) when no
 ``--root`` is given. The last line is JSON.
 
     python benchmarks/bench_folder.py --root /usr/share/doc/valgrind/html --seed index.html
+    python benchmarks/bench_folder.py --root /usr/share/doc --seed valgrind/html/index.html \
+        --url http://127.0.0.1:18081 --server nginx --access-log /tmp/nginx-access.log
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
@@ -39,6 +47,7 @@ from xyleme.sitegen import (
     StaticProcess,
     StaticServer,
     crawl_seeds,
+    flavour,
     folder_truth,
     importance,
     interest,
@@ -84,12 +93,20 @@ def measure(
     scope: str | None,
     pages: int | None,
     production: list[str] | None = None,
+    running: tuple[str, str, Path | None] | None = None,
+    refresh: bool = False,
 ) -> dict:
-    """The figures of one crawl of ``root``, served by ``http.server`` or, given
-    ``production`` options, by :mod:`xyleme.sitegen.webserver`."""
+    """The figures of one crawl of ``root``, served by ``http.server``, given ``production``
+    options by :mod:`xyleme.sitegen.webserver`, or given ``running`` (its origin, its
+    flavour's name, its access log or None) by a server already running, ``production``
+    then naming what its operator set (``--charset``, ``--type``) for the truth."""
     options = _options(production or [])
-    with StaticProcess(root, production) as served, tempfile.TemporaryDirectory() as folder:
-        server = StaticServer(root, served.origin, options.type, options.charset)
+    origin, kind, log = running or ("", "http.server", None)
+    process = nullcontext() if running else StaticProcess(root, production)
+    log_start = log.stat().st_size if log is not None else 0
+    with process as served, tempfile.TemporaryDirectory() as folder:
+        origin = origin.rstrip("/") or served.origin
+        server = StaticServer(root, origin, options.type, options.charset, flavour(kind))
         seed_url = server.url_of(seed)
         scope_url = server.url_of(scope) if scope is not None else seed_url.rsplit("/", 1)[0]
         scope_url = scope_url.rstrip("/") + "/"
@@ -103,15 +120,32 @@ def measure(
                 Path(folder) / "repo",
                 concurrency=CONCURRENCY,
                 page_budget=pages,
+                refresh=refresh,
             )
         )
         rejected = _rejected(Path(folder) / "repo")
     result = figures(truth, outcome, rejected, truth_s, seed_url, scope_url, pages)
-    result["server"] = "http.server" if production is None else " ".join(["webserver", *production])
+    name = kind if running or production is None else "webserver"
+    result["server"] = " ".join([name, *(production or [])])
+    if refresh:
+        result["refresh"] = outcome.refresh
+    if log is not None:
+        result["out_of_scope_fetches"] = out_of_scope_requests(log, log_start, scope_url)
     result["same_file_urls"] = same_file_urls(server, outcome)
     # ru_maxrss is in KiB on Linux: the benchmark's process, the daemon and the truth in it.
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return result
+
+
+def out_of_scope_requests(log: Path, start: int, scope: str) -> int:
+    """Requests in a server's access log (combined format) after byte ``start`` whose path
+    is outside ``scope``'s but ``/robots.txt`` (the server sees all the crawler asked)."""
+    prefix = "http://h/" + normal(scope).split("/", 3)[3]
+    with log.open("rb") as file:
+        file.seek(start)
+        paths = re.findall(rb'"[A-Z]+ (/[^ "]*)', file.read())
+    urls = [normal(f"http://h{path.decode('latin-1')}") for path in paths]
+    return sum(not url.startswith(prefix) and url != "http://h/robots.txt" for url in urls)
 
 
 def _options(production: list[str]) -> argparse.Namespace:
@@ -235,9 +269,17 @@ def main() -> None:
         action="store_true",
         help="serve with gzip, ETags and 304s (xyleme.sitegen.webserver) instead of http.server",
     )
-    parser.add_argument("--charset", help="with --production: the charset of text/html")
+    parser.add_argument("--charset", help="with --production or --url: the charset of "
+                        "text/html")  # fmt: skip
     parser.add_argument("--type", action="append", default=[], metavar=".SUFFIX=TYPE",
-                        help="with --production: a Content-Type by suffix")  # fmt: skip
+                        help="with --production or --url: a Content-Type by suffix")  # fmt: skip
+    parser.add_argument("--url", help="the origin of a running server serving --root "
+                        "(http://127.0.0.1:18081): crawl it instead of starting one")  # fmt: skip
+    parser.add_argument("--server", default="nginx", choices=["nginx", "apache", "lighttpd"],
+                        help="with --url: whose answers the truth models")  # fmt: skip
+    parser.add_argument("--access-log", type=Path, help="with --url: the server's access log")
+    parser.add_argument("--refresh", action="store_true",
+                        help="then read every document again (conditional GETs)")  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="a generated folder, under 60 s")
     group.add_argument("--smoke", action="store_true", help="a small generated folder")
@@ -251,8 +293,10 @@ def main() -> None:
             args.seed = "index.html"
         if not root.is_dir():
             parser.error(f"--root {root} is not a folder")
+        if args.url and args.production:
+            parser.error("--url crawls a running server; --production starts one")
         production = None
-        if args.production:
+        if args.production or args.url:  # --url: the options the running server was given
             production = [*(["--charset", args.charset] if args.charset else [])]
             production += [item for pair in args.type for item in ("--type", pair)]
             try:
@@ -260,8 +304,11 @@ def main() -> None:
             except ValueError as error:
                 parser.error(str(error))
         elif args.charset or args.type:
-            parser.error("--charset and --type need --production")
-        result = measure(root.resolve(), args.seed, args.scope, args.pages, production)
+            parser.error("--charset and --type need --production or --url")
+        running = (args.url, args.server, args.access_log) if args.url else None
+        result = measure(
+            root.resolve(), args.seed, args.scope, args.pages, production, running, args.refresh
+        )
     print(
         f"{result['seed']}: {result['pages_read']} of {result['pages_reachable']} reachable "
         f"documents read (reach {result['reach']}); {result['daemon_pages_per_s']} pages/s"
@@ -275,6 +322,10 @@ def main() -> None:
         f"top-20 overlaps: importance {result['importance_top20_overlap']}, "
         f"interest {result['interest_top20_overlap']}"
     )
+    if "refresh" in result:
+        print(f"second pass: {result['refresh']}")
+    if "out_of_scope_fetches" in result:
+        print(f"out-of-scope requests in the server's log: {result['out_of_scope_fetches']}")
     print(json.dumps(result))
 
 

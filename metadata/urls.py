@@ -15,6 +15,10 @@ stripped, tabs and newlines removed, ``\\`` before the query read as ``/``, a sp
 query written ``%20`` (yarl would write ``+``, which servers read as another character), and
 a non-ASCII query encoded in the page's encoding (``query_encoding``), an unencodable
 character as ``%26%23NNNN%3B``. Paths are always UTF-8 and hosts go through IDNA (yarl).
+One query is dropped: Apache's folder listing (``mod_autoindex``) links itself re-sorted,
+``dir/?C=M;O=A``, eight ways; the same entries in another order are the same page, so a
+folder URL whose query only sorts or formats its listing is the listing's own URL
+(docs/crawler.md, "Folder listings").
 Each step's output is a fixed point of every step, so canonicalising twice changes nothing.
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 from urllib.parse import quote_from_bytes
 
 from yarl import URL
@@ -41,6 +46,10 @@ _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 # The URL Standard's special-query percent-encode set is C0, space, ", #, <, > and ':
 # everything else printable stays as written (``%`` too: escapes are kept).
 _QUERY_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in "\"#<>'")
+_LISTING_ARGUMENT = r"(?:C=[NMSD]|O=[AD]|F=[012]|V=[01])"
+_LISTING_SORT = re.compile(rf"{_LISTING_ARGUMENT}(?:[;&]{_LISTING_ARGUMENT})*")
+"""mod_autoindex's column (``C``), order (``O``), format (``F``) and version-sort (``V``)
+arguments, ``;`` or ``&`` between them; a pattern (``P=``) filters entries, so it stays."""
 
 
 def _charref_in_url(error: UnicodeError) -> tuple[str, int]:
@@ -86,6 +95,8 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
     'https://xn--bcher-kva.example/~user'
     >>> canonicalize_url("http://a.example/päge?q=ä b€", "cp1252")
     'http://a.example/p%C3%A4ge?q=%E4%20b%80'
+    >>> canonicalize_url("http://a.example/doc/?C=M;O=A")  # a listing re-sorted: the listing
+    'http://a.example/doc/'
     """
     text = _as_browsers_read(url, query_encoding)
     if len(text) > 4 * MAX_URL_LENGTH:
@@ -105,6 +116,8 @@ def canonicalize_url(url: str, query_encoding: str = "utf-8") -> str:
     if parsed.explicit_port == 0:
         raise InvalidURL(url, "port 0")
     parsed = parsed.with_fragment(None)
+    if parsed.raw_path.endswith("/") and _LISTING_SORT.fullmatch(parsed.raw_query_string):
+        parsed = parsed.with_query(None)
     if parsed.raw_path in ("", "/"):
         parsed = parsed.with_path("/", encoded=True, keep_query=True)
     canonical = str(parsed)

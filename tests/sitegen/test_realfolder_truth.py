@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from xyleme.sitegen.folder import StaticServer, folder_truth, normal
+from xyleme.sitegen.folder import StaticServer, folder_truth, normal, page_links
 from xyleme.sitegen.realfolder import ODD_NAMES, write_folder
 from xyleme.sitegen.static import StaticProcess
 
@@ -128,3 +128,14 @@ def test_a_truth_within_a_set_keeps_the_links_between_its_pages(truth):
     kept = {(part.documents[s], part.documents[d]) for s, d in part.edges}
     full = {(truth.documents[s], truth.documents[d]) for s, d in truth.edges}
     assert kept == {(s, d) for s, d in full if s in half and d in half}
+
+
+def test_a_backslash_before_the_query_is_a_slash(tmp_path):
+    """SQLite's pages link ``href="\\"``: the site's root, as browsers (and the crawler) read
+    it by the URL Standard, not ``/sqlite3/%5C`` as RFC 3986's resolution would have it."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "p.html").write_text('<a href="\\">home</a><a href="a\\b.html?q=\\">x</a>')
+    server = StaticServer(tmp_path, ORIGIN)
+    answer = server.answer(f"{ORIGIN}/s/p.html")
+    found, _, _ = page_links(answer, f"{ORIGIN}/s/p.html")
+    assert found == [f"{ORIGIN}/", f"{ORIGIN}/s/a/b.html?q=%5C"]

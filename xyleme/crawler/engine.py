@@ -133,6 +133,7 @@ class Crawler(LinkAdmission, FetchStep, ResponseClassification, ResultWriter):
         self._budget = HostBudget(settings.host_page_budget)
         self._url_ids: dict[str, int | None] = {}  # recent Map-Data answers
         self._robots_pending: dict[str, asyncio.Future[RobotsRules]] = {}
+        self._etag_blind: set[str] = set()  # hosts whose ETags never validate (fetching.py)
         self._outbox: asyncio.Queue[Outcome | None] = asyncio.Queue()
         self._writer_took = asyncio.Event()  # the writer emptied some of the outbox
         self._busy = 0

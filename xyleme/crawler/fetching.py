@@ -119,7 +119,12 @@ class FetchStep:
         """Conditional-GET headers from the page's stored validators, and its stored type.
 
         Only a page whose last read succeeded is asked conditionally: after a failure or a
-        redirect the body is needed (a 304 would leave its type unknown).
+        redirect the body is needed (a 304 would leave its type unknown). A host that once
+        answered an ``If-None-Match`` with a 200 and the very ETag it was sent is not sent
+        one again (``If-Modified-Since`` alone): Apache's ``mod_deflate`` gives a compressed
+        body the ETag ``"…-gzip"`` and compares ``If-None-Match`` with the plain one, so
+        with both validators sent it never answers 304 (its bug 45023; RFC 9110 §13.2.2
+        lets ``If-None-Match`` override ``If-Modified-Since``).
         """
         if request.url_id is None or request.level == Level.SCOUTING or request.reload:
             return {}, None
@@ -127,7 +132,7 @@ class FetchStep:
         if page.page_type not in CONTENT_TYPES:
             return {}, None
         headers = {}
-        if page.etag:
+        if page.etag and request.host not in self._etag_blind:
             headers["If-None-Match"] = page.etag
         if page.last_modified is not None:
             headers["If-Modified-Since"] = http_date(page.last_modified)
@@ -172,6 +177,8 @@ class FetchStep:
             if not 200 <= status < 300:
                 kind = "http_5xx" if status >= 500 else "http_other"
                 return self._failed(request, result, f"HTTP {status}", kind), None
+            if result.etag is not None and headers.get("If-None-Match") == result.etag:
+                self._etag_blind.add(request.host)  # current, yet no 304: see _validators
             nosniff = forbids_sniffing(response.headers.get("X-Content-Type-Options"))
             kind = declared_kind(result.content_type, nosniff=nosniff)
             if kind is not None and not kind.is_document and not request.read_whole:

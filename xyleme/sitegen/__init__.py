@@ -6,7 +6,8 @@ HTML and as XML, DocBook 4 and 5, TEI, DITA, Mallard, SVG, feeds, sitemaps, DTDs
 scope, odd suffixes, every encoding case, redirects, 404s and resources. It knows its
 ground truth (the documents a faithful crawl reads, the true link matrix) and the rankings
 of that matrix computed without the ``ranking`` package. It also computes the truth of any
-real folder served by a plain static server (:mod:`.folder`, :mod:`.static`) and writes a
+real folder served by a plain static server (:mod:`.folder`, :mod:`.static`) or by nginx,
+Apache httpd or lighttpd (:mod:`.flavours`) and writes a
 folder of the shapes real documentation trees have (:mod:`.realfolder`). See
 ``docs/realsite.md``.
 
@@ -15,6 +16,7 @@ Only the tests and the benchmarks import it; the daemon never does.
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
 from xyleme.sitegen.crawl import DaemonCrawl, crawl_seeds, crawl_with_daemon, top_overlap
+from xyleme.sitegen.flavours import Flavour, flavour
 from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
 from xyleme.sitegen.process import RealSiteProcess
@@ -31,6 +33,7 @@ __all__ = [
     "Access",
     "DaemonCrawl",
     "Document",
+    "Flavour",
     "FolderTruth",
     "Link",
     "RealSiteProcess",
@@ -46,6 +49,7 @@ __all__ = [
     "canonical",
     "crawl_seeds",
     "crawl_with_daemon",
+    "flavour",
     "folder_truth",
     "ground_truth",
     "importance",

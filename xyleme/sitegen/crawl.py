@@ -21,6 +21,7 @@ from metadata import PAGE_TYPE_CODE, ManualClock, Metadata, PageType
 from xyleme.cli import create_repository
 from xyleme.commands import RepositoryTarget
 from xyleme.config import Config
+from xyleme.crawler import Level
 from xyleme.daemon import Daemon
 from xyleme.jobs import queue_unread
 from xyleme.sitegen.server import ServedSite
@@ -51,6 +52,9 @@ class DaemonCrawl:
     """Real seconds for the whole job: crawl, load, store and one ranking pass."""
     crawl_seconds: float = 0.0
     rank_figures: dict = field(default_factory=dict)
+    refresh: dict[str, int] = field(default_factory=dict)
+    """After a second pass over every document read (``refresh=True``): how many answered
+    304, 200 with the same body (no change), 200 with another (a change), or otherwise."""
 
 
 def scope_for(served: ServedSite) -> list[str]:
@@ -79,16 +83,20 @@ async def crawl_seeds(
     resolver: AbstractResolver | None = None,
     concurrency: int = 8,
     page_budget: int | None = None,
+    refresh: bool = False,
 ) -> DaemonCrawl:
     """Seed an empty repository, crawl from ``seeds`` within ``scope`` until nothing is left
-    (or ``page_budget`` pages a host), rank, and read back what the daemon made of it."""
+    (or ``page_budget`` pages a host), rank, read back what the daemon made of it and, with
+    ``refresh``, read every document again an hour later (conditional GETs, as a refresh
+    pass does) and count what came back."""
     create_repository(repository)
     with Metadata.open(repository / "metadata.db") as md:
         RepositoryTarget(md).add_seeds(seeds)
     config = _config(Config(), scope, concurrency)
     if page_budget is not None:
         config = config.replace("crawler", host_page_budget=page_budget)
-    daemon = Daemon(repository, config, clock=ManualClock(EPOCH), resolver=resolver)
+    clock = ManualClock(EPOCH)
+    daemon = Daemon(repository, config, clock=clock, resolver=resolver)
     daemon.open()
     outcome = DaemonCrawl()
     gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
@@ -100,10 +108,32 @@ async def crawl_seeds(
         outcome.rank_figures = await daemon.ranking.run()
         outcome.seconds = time.perf_counter() - start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
+        if refresh:
+            clock.advance(3600.0)
+            outcome.refresh = await _refresh_all(daemon, list(outcome.read))
     finally:
         gc.unfreeze()
         daemon.close()
     return outcome
+
+
+async def _refresh_all(daemon: Daemon, urls: list[str]) -> dict[str, int]:
+    """Every page of ``urls`` read again at the refresh level; what each fetch recorded."""
+    ids = [daemon.md.id_for(url, create=False) for url in urls]
+    for url_id in ids:
+        daemon.crawler.submit(url_id, Level.REFRESH)
+    await daemon.crawler.run()
+    counts = {"304": 0, "200 same": 0, "200 changed": 0, "other": 0}
+    for url_id in ids:
+        last = daemon.md.observations(url_id)[-1]
+        status = daemon.md.page(url_id).status
+        if status == 304 and last.changed is False:
+            counts["304"] += 1
+        elif status == 200 and last.changed is not None:
+            counts["200 changed" if last.changed else "200 same"] += 1
+        else:
+            counts["other"] += 1
+    return counts
 
 
 def _config(config: Config, scope: list[str], concurrency: int) -> Config:

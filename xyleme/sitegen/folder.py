@@ -35,9 +35,8 @@ from protego import Protego
 # The relations are ARCHITECTURE.md's definition of a link, not the crawler's extraction:
 # the parser, the resolution and the walk below are this module's own.
 from xyleme.crawler import DOCUMENT_RELATIONS, RESOURCE_RELATIONS
+from xyleme.sitegen.flavours import PYTHON, Flavour
 
-INDEX_FILES = ("index.html", "index.htm")
-"""What ``http.server`` serves for a folder URL, in order, before it lists the folder."""
 MAX_REDIRECTS = 5
 _SAFE_PATH = "/!$&'()*+,;=:@-._~"
 _SAFE_QUERY = "/?!$&'()*+,;=:@-._~"
@@ -161,8 +160,11 @@ class StaticServer:
         origin: str,
         types: dict[str, str] | None = None,
         charset: str | None = None,
+        flavour: Flavour = PYTHON,
     ) -> None:
         self.root = root.resolve()
+        self.flavour = flavour
+        """The server's types, index files and listings (``http.server``'s by default)."""
         self.origin = origin.rstrip("/")
         self.types = types or {}
         """Content-Types by suffix, over the guessed ones (a server's ``AddType``)."""
@@ -187,16 +189,19 @@ class StaticServer:
             if not parts.path.endswith("/"):
                 location = urlunsplit(("", "", parts.path + "/", parts.query, ""))
                 return Answer(status=301, location=urljoin(url, location))
-            for name in INDEX_FILES:
+            for name in self.flavour.index_files:
                 if (path / name).is_file():
                     return self._file(path / name)
             return Answer(status=200, content_type="text/html; charset=utf-8", listing=path)
-        if parts.path.endswith("/") or not path.is_file() or not os.access(path, os.R_OK):
+        if parts.path.endswith("/") or not path.is_file():
             return Answer(status=404)
+        if not self.flavour.can_read(path, self.root):
+            return Answer(status=403 if self.flavour.user else 404)
         return self._file(path)
 
     def _file(self, path: Path) -> Answer:
-        kind = self.types.get(path.suffix.lower()) or _GUESSER.guess_type(str(path))
+        guess = self.types.get(path.suffix.lower())
+        kind = guess or self.flavour.type_of(path, lambda p: _GUESSER.guess_type(str(p)))
         if self.charset and kind == "text/html":
             kind += f"; charset={self.charset}"
         return Answer(status=200, content_type=kind, file=path)
@@ -276,7 +281,7 @@ def folder_truth(
         answer = server.answer(end)
         kinds[end] = answer.kind
         order.append(end)
-        found, follow, scripted = page_links(answer, end)
+        found, follow, scripted = page_links(answer, end, server.flavour)
         links[end] = found
         truth.scripted += scripted
         for link in follow:
@@ -318,15 +323,18 @@ def _follow(server: StaticServer, url: str, allowed) -> tuple[str | None, str]:
     return None, "too many redirects"
 
 
-def page_links(answer: Answer, url: str) -> tuple[list[str], list[str], int]:
+def page_links(
+    answer: Answer, url: str, flavour: Flavour = PYTHON
+) -> tuple[list[str], list[str], int]:
     """A document's links (normal, distinct, in order), the ones a crawl follows (all of
     them unless the page says ``nofollow``) and 1 if an HTML page loads a script."""
     if answer.listing is not None:
-        names = sorted(os.listdir(answer.listing), key=str.lower)
-        found = [
-            normal(urljoin(url, quote(n) + ("/" if (answer.listing / n).is_dir() else "")))
-            for n in names
-        ]
+        found = [normal(link) for link in flavour.listing(answer.listing, url)]
+        for name in flavour.inserts:  # a file whose HTML the listing holds: its links too
+            if (answer.listing / name).is_file():
+                inserted = Answer(200, "text/html", answer.listing / name)
+                found += page_links(inserted, url)[0]
+        found = list(dict.fromkeys(found))
         return found, found, 0
     assert answer.file is not None
     body = answer.file.read_bytes()
@@ -363,13 +371,16 @@ def _charset(body: bytes, content_type: str = "") -> str:
 
 
 def _absolute(base: str, raw: str | None) -> str | None:
-    """``raw`` resolved against ``base`` as an HTTP(S) URL without its fragment, or None."""
+    """``raw`` resolved against ``base`` as an HTTP(S) URL without its fragment, or None;
+    a ``\\`` before the query is a ``/``, as the URL Standard reads it (SQLite's
+    ``href="\\"`` names the site's root)."""
     if raw is None:
         return None
     raw = raw.strip().replace("\t", "").replace("\n", "").replace("\r", "")
     if not raw or raw.startswith("#"):
         return None
-    absolute = urljoin(base, raw)
+    path = re.match(r"[^?#]*", raw).group()
+    absolute = urljoin(base, path.replace("\\", "/") + raw[len(path) :])
     if urlsplit(absolute).scheme.lower() not in ("http", "https"):
         return None
     return normal(absolute)
