@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urljoin
+
 import pytest
 
+from metadata import canonicalize_url
 from xyleme.crawler.htmlparse import (
     DOCUMENT_RELATIONS,
     RESOURCE_RELATIONS,
@@ -170,3 +173,25 @@ def test_nofollow_links_are_recorded_but_not_followed():
     found = extract_links(markup.encode(), BASE)
     assert found.links == ["http://a.example/n", "http://a.example/m", "http://a.example/f"]
     assert found.follow == ["http://a.example/f"]
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        "http://a.example/dir/page.html",
+        "http://a.example/dir/sub/",
+        "http://a.example/",
+        "http://a.example/dir/page.html?q=a/b",
+        "http://a.example/a//b/page.html",
+    ],
+)
+@pytest.mark.parametrize(
+    "raw",
+    ["x.html", "../x.html", "../../../x", "..", ".", "./", "x/../../y", "x//y", "x;p?q/../r#f",
+     "%2e%2e/x", ".../x", "x/..", "sub/dir/", "?q", "http:x", "a b", "x/y:z"],
+)  # fmt: skip
+def test_relative_links_resolve_as_urljoin_does(base: str, raw: str):
+    """The short ways past ``urljoin`` (the base's folder plus a plain relative path) give
+    the URL ``urljoin`` gives, canonicalised: ``x//y`` and a base with an empty segment
+    (``urljoin`` drops empty segments) take the long way."""
+    assert links_of(f'<a href="{raw}">x</a>', base) == [canonicalize_url(urljoin(base, raw))]

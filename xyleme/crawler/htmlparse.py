@@ -123,18 +123,36 @@ _canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize_url)
 _canonical_encoded = lru_cache(maxsize=1 << 12)(canonicalize_url)
 
 
-def _resolve(base: str, raw: str, codec: str) -> str:
-    """``raw`` resolved against ``base`` and canonicalised (raises InvalidURL); a non-ASCII
-    query is encoded with ``codec``, the page's.
+_PLAIN_RELATIVE = re.compile(r"[^:/?#]+(?:/[^/?#]+)*/?(?=[?#]|\Z)")
+"""A relative path (``x.html``, ``../a/b/``, ``c?q#f``): no scheme, no empty segment."""
 
-    Absolute and root-relative links (most of them) skip ``urljoin``: the origin plus the
-    path is the same URL once canonicalised (which also removes dot segments).
+
+def _folder(base: str) -> str | None:
+    """``base`` up to the last ``/`` of its path, which a plain relative path extends; None
+    when its path has an empty segment (``urljoin`` drops those) or there is no path."""
+    head = base.split("?", 1)[0].split("#", 1)[0]
+    path = head.find("/", head.find("//") + 2)
+    if path < 0 or "//" in head[path:]:
+        return None
+    return head[: head.rfind("/") + 1]
+
+
+def _resolve(base: str, folder: str | None, raw: str, codec: str) -> str:
+    """``raw`` resolved against ``base`` (whose :func:`_folder` is ``folder``) and
+    canonicalised (raises InvalidURL); a non-ASCII query is encoded with ``codec``, the
+    page's.
+
+    Absolute, root-relative and plain relative links (nearly all of them) skip ``urljoin``:
+    the origin plus the path, or the base's folder plus the relative path, is the same URL
+    once canonicalised (which also removes dot segments).
     """
     if raw.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
         absolute = raw
     elif raw[0] == "/" and raw[1:2] != "/":
         end = base.find("/", base.find("//") + 2)
         absolute = (base if end < 0 else base[:end]) + raw
+    elif folder is not None and _PLAIN_RELATIVE.match(raw):
+        absolute = folder + raw
     else:
         absolute = urljoin(base, raw)
     if codec == "utf-8" or raw.isascii():  # an ASCII query reads the same in every encoding
@@ -274,6 +292,7 @@ class _Extractor:
 
     def __init__(self, url: str, codec: str, robots_agent: str) -> None:
         self.url = self.base = url
+        self.folder = _folder(url)
         self.codec = codec
         self.found = HtmlLinks()
         self.seen: set[str] = set()
@@ -311,6 +330,7 @@ class _Extractor:
             return
         with contextlib.suppress(InvalidURL, ValueError):
             self.base = canonicalize_url(urljoin(self.url, href), self.codec)
+            self.folder = _folder(self.base)
 
     def _meta(self, element: etree._Element) -> None:
         if (element.get("name") or "").lower() in self.robots_names:
@@ -343,7 +363,7 @@ class _Extractor:
         if raw[0] != "/" and _SCHEME.match(raw) and not raw.lower().startswith(_HTTP):
             return None
         try:
-            return _resolve(self.base, raw, self.codec)
+            return _resolve(self.base, self.folder, raw, self.codec)
         except URLTooLong as error:  # its scope is judged all the same: by its canonical form
             self.found.invalid.append((error.canonical, error.reason))
             return None
