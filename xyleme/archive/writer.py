@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _STOP = None
+FEED_BATCH = 64
+"""Most items pickled to the writer in one write (those waiting when the feeder wakes)."""
 
 
 class Archive:
@@ -63,6 +65,8 @@ class Archive:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._outstanding = 0  # items given to the writer and not yet acknowledged
+        self._unreleased = 0  # places acknowledged, not yet given back on the loop
+        self._release_due = False  # a release is scheduled on the loop
         self._dead = False
 
     @property
@@ -115,8 +119,9 @@ class Archive:
     async def _put(self, item: Exchange | Fetch) -> None:
         loop = asyncio.get_running_loop()
         if self._room is None or self._loop is not loop:
-            self._loop = loop
-            self._room = asyncio.Semaphore(self.settings.queue_records)
+            with self._lock:  # a release left pending on an earlier loop never runs
+                self._loop, self._unreleased, self._release_due = loop, 0, False
+                self._room = asyncio.Semaphore(self.settings.queue_records)
         await self._room.acquire()
         with self._lock:
             self._outstanding += 1
@@ -139,22 +144,35 @@ class Archive:
     # ------------------------------------------------------------------ the threads
 
     def _feed(self) -> None:
-        """Pickle queued items to the writer; a stop (or a dead writer) closes its input."""
+        """Pickle queued items to the writer, all those waiting in one write; a stop (or a
+        dead writer) closes its input."""
         child = self._child
         pipe = child.stdin
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
+        stopping = False
+        while not stopping:
+            items = [self._queue.get()]
+            while len(items) < FEED_BATCH and items[-1] is not _STOP:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if items[-1] is _STOP:
+                stopping = True
+                items.pop()
             if self._dead:
-                _discard(item)
+                for item in items:
+                    _discard(item)
                 continue
-            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+            frames = []
+            for item in items:
+                data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                frames += (FRAME.pack(len(data)), data)
             try:
-                pipe.write(FRAME.pack(len(data)) + data)
+                pipe.write(b"".join(frames))
                 pipe.flush()
             except (BrokenPipeError, ValueError, OSError):
-                _discard(item)
+                for item in items:
+                    _discard(item)
                 self._writer_died(child)
         with contextlib.suppress(OSError, ValueError):
             pipe.write(FRAME.pack(0))
@@ -184,17 +202,27 @@ class Archive:
         self._release(count)
 
     def _release(self, count: int) -> None:
-        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none)."""
-        room, loop = self._room, self._loop
-        if room is None or loop is None or count <= 0:
-            return
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_release_many, room, count)
+        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none);
+        places freed while an earlier release waits for the loop go with it (one wake-up)."""
+        with self._lock:
+            room, loop = self._room, self._loop
+            if room is None or loop is None or count <= 0:
+                return
+            self._unreleased += count
+            if self._release_due:
+                return
+            self._release_due = True
+        try:
+            loop.call_soon_threadsafe(self._release_now, room)
+        except RuntimeError:  # the loop is closed
+            with self._lock:
+                self._release_due = False
 
-
-def _release_many(room: asyncio.Semaphore, count: int) -> None:
-    for _ in range(count):
-        room.release()
+    def _release_now(self, room: asyncio.Semaphore) -> None:
+        with self._lock:
+            count, self._unreleased, self._release_due = self._unreleased, 0, False
+        for _ in range(count):
+            room.release()
 
 
 def _discard(item: Exchange | Fetch) -> None:
