@@ -144,6 +144,8 @@ def decoded_pieces(body: bytes, encoding: str | None, limit: int) -> Iterator[by
                         "too_large", f"decoded body over {limit} bytes (decompression bomb?)"
                     )
                 yield piece
+                if decoder.eof:  # all of it: another call would return b"" (and wait for
+                    break  # the GIL it lets go, as every zlib call does)
                 piece = decoder.decompress(decoder.unconsumed_tail, _CHUNK)
         except zlib.error as error:
             raise FetchError("encoding", f"undecodable {coding} body: {error}") from None
