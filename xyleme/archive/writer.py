@@ -3,10 +3,11 @@
 :class:`Archive` is the crawler's :class:`~xyleme.archive.exchange.ExchangeSink`. Its two
 coroutines put an item on a queue and return; a bounded number of items may wait
 (``queue_records``): past it they wait for the writer to take one (back-pressure, so a slow
-disk slows the crawl instead of filling the memory). A feeder thread pickles the items to
-the writer process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it
-must not share the event loop's interpreter), which flushes after each batch and says how
-many items it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
+disk slows the crawl instead of filling the memory); the items of one turn of the event loop
+reach the queue together, in one list. A feeder thread pickles the items to the writer
+process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it must not
+share the event loop's interpreter), which flushes after each batch and says how many items
+it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
 the queue and waits for the writer to close its files under their final names. A writer
 that dies costs the records, never the crawl: its places are freed, later items dropped.
 """
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _STOP = None
 FEED_BATCH = 64
-"""Most items pickled to the writer in one write (those waiting when the feeder wakes)."""
+"""Items past which the feeder writes what it took (it takes every list waiting)."""
 
 
 class Archive:
@@ -65,6 +66,7 @@ class Archive:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._outstanding = 0  # items given to the writer and not yet acknowledged
+        self._handing: list[Exchange | Fetch] = []  # put on the loop, not yet handed over
         self._unreleased = 0  # places acknowledged, not yet given back on the loop
         self._release_due = False  # a release is scheduled on the loop
         self._dead = False
@@ -125,7 +127,17 @@ class Archive:
         await self._room.acquire()
         with self._lock:
             self._outstanding += 1
-        self._queue.put(item)
+            self._handing.append(item)
+            first = len(self._handing) == 1
+        if first:  # the items of one turn of the loop wake the feeder once
+            loop.call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Give the feeder the items put since the last hand-over, in one list."""
+        with self._lock:
+            items, self._handing = self._handing, []
+        if items:
+            self._queue.put(items)
 
     async def close(self) -> None:
         """Write what is queued, close the files (without blocking the event loop)."""
@@ -136,6 +148,7 @@ class Archive:
         child, self._child = self._child, None
         if child is None:
             return
+        self._hand_over()  # what the loop had no turn to hand over
         self._queue.put(_STOP)
         for thread in self._threads:
             thread.join()
@@ -150,15 +163,16 @@ class Archive:
         pipe = child.stdin
         stopping = False
         while not stopping:
-            items = [self._queue.get()]
-            while len(items) < FEED_BATCH and items[-1] is not _STOP:
+            given = self._queue.get()
+            stopping = given is _STOP
+            items = [] if stopping else given
+            while not stopping and len(items) < FEED_BATCH:
                 try:
-                    items.append(self._queue.get_nowait())
+                    given = self._queue.get_nowait()
                 except queue.Empty:
                     break
-            if items[-1] is _STOP:
-                stopping = True
-                items.pop()
+                stopping = given is _STOP
+                items += [] if stopping else given
             if self._dead:
                 for item in items:
                     _discard(item)
