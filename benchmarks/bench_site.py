@@ -110,6 +110,7 @@ async def measure(size: int, seed: int) -> dict:
         "daemon_pages_per_s": round(daemon_rate, 1),
         "bare_pages_per_s": round(bare_rate, 1),
         "daemon_over_bare": round(daemon_rate / bare_rate, 3),
+        "daemon_cpu_ms_per_page": round(outcome.cpu_seconds * 1000 / max(read, 1), 3),
         "importance_top20_overlap": top_overlap(reference_importance, outcome.importance),
         "interest_top20_overlap": top_overlap(reference_interest, outcome.interest),
         "out_of_scope_fetches": len(out_of_scope),
@@ -152,7 +153,8 @@ def main() -> None:
     print(
         f"daemon: {figures['pages_read']} read in {figures['daemon_total_s']} s "
         f"(crawl {figures['daemon_crawl_s']} s) = {figures['daemon_pages_per_s']} pages/s; "
-        f"bare aiohttp + lxml: {figures['bare_pages_per_s']} pages/s"
+        f"bare aiohttp + lxml: {figures['bare_pages_per_s']} pages/s; "
+        f"daemon CPU {figures['daemon_cpu_ms_per_page']} ms a page"
     )
     for name, value, target, met in targets:
         print(f"  {name:<22} {value!s:>8}  target {target:<8} {'met' if met else 'NOT MET'}")

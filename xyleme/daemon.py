@@ -132,7 +132,7 @@ class Daemon:
         self.checkpoints = Checkpoint(md, clock, opic, key, crawler, live)
         self.checkpoints.write()
         # numba and the ranking kernels load now (~1.5 s), not inside the first ranking pass
-        importlib.import_module("ranking.pagerank.compute")
+        importlib.import_module("ranking.pagerank").warm_up()
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,

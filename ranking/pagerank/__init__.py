@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         interest,
         inverse_stop,
         pagerank,
+        warm_up,
     )
     from ranking.pagerank.direct import (
         DirectPageRank,
@@ -71,6 +72,7 @@ __all__ = [
     "pagerank",
     "parse_size",
     "scan",
+    "warm_up",
     "xml_mask",
     "xml_teleport",
 ]
@@ -100,6 +102,7 @@ _MODULE_OF = {
     "pagerank": "ranking.pagerank.compute",
     "parse_size": "ranking.pagerank.memory",
     "scan": "ranking.pagerank.sliced",
+    "warm_up": "ranking.pagerank.compute",
     "xml_mask": "ranking.pagerank.inverse",
     "xml_teleport": "ranking.pagerank.inverse",
 }

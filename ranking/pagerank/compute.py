@@ -8,7 +8,9 @@ a guard that ran out into :class:`~ranking.errors.NotConverged` unless ``strict=
 
 from __future__ import annotations
 
+import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -199,3 +201,17 @@ def importance_and_interest(
     )
     importance, inverse = combined.run()
     return checked(importance, strict), checked(inverse, strict)
+
+
+def warm_up() -> None:
+    """Rank a three-page graph once, so numba loads every kernel's compiled code now.
+
+    Importing the kernels compiles nothing: numba loads each one's cached machine code at its
+    first call (0.2-0.4 s in all), which a daemon would otherwise pay in its first ranking
+    pass. It calls this when it opens.
+    """
+    with tempfile.TemporaryDirectory(prefix="xyleme-warm-up-") as folder:
+        graph = SlicedGraph.from_chunks(
+            [(np.array([0, 1, 2]), np.array([1, 2, 0]))], Path(folder), num_pages=3
+        )
+        importance_and_interest(graph, np.array([True, False, False]))

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+from urllib.parse import urljoin
+
 import pytest
 
+from metadata import canonicalize_url
 from xyleme.crawler.htmlparse import (
+    _RELATIVE_PATH,
     DOCUMENT_RELATIONS,
     RESOURCE_RELATIONS,
+    _folder,
+    _join,
     extract_links,
     refresh_url,
 )
@@ -170,3 +177,39 @@ def test_nofollow_links_are_recorded_but_not_followed():
     found = extract_links(markup.encode(), BASE)
     assert found.links == ["http://a.example/n", "http://a.example/m", "http://a.example/f"]
     assert found.follow == ["http://a.example/f"]
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        "http://a.example/dir/page.html",
+        "http://a.example/dir/sub/",
+        "http://a.example/",
+        "http://a.example/dir/page.html?q=a/b",
+        "http://a.example/a//b/./c/../page.html",
+        "http://a.example/a;x/b;p",
+        "http://a.example/dir/..",
+    ],
+)
+@pytest.mark.parametrize(
+    "raw",
+    ["x.html", "../x.html", "../../../x", "..", ".", "./", "x/../../y", "x//y", "x;p?q/../r#f",
+     "%2e%2e/x", ".../x", "x/..", "sub/dir/", "?q", "x?", "http:x", "a b", "x/y:z"],
+)  # fmt: skip
+def test_relative_links_resolve_as_urljoin_does(base: str, raw: str):
+    """A relative path is joined to the base's folder without ``urljoin``, to the URL
+    ``urljoin`` gives."""
+    assert links_of(f'<a href="{raw}">x</a>', base) == [canonicalize_url(urljoin(base, raw))]
+
+
+@pytest.mark.parametrize("base", ["http://a.example/d/p.html", "https://u@a.example:8080/a;x/b;p"])
+def test_relative_paths_are_spelt_as_urljoin_spells_them(base: str):
+    """Every relative path of up to four pieces, joined without ``urljoin``, is the very
+    string ``urljoin`` makes (the canonical forms' cache sees the same keys)."""
+    pieces = ["a", ".", "..", "/", "?", "#", ";", ":", "%2e", ""]
+    folder = _folder(base)
+    for count in range(1, 5):
+        for combination in itertools.product(pieces, repeat=count):
+            raw = "".join(combination)
+            if raw and _RELATIVE_PATH.match(raw):
+                assert _join(folder, raw) == urljoin(base, raw), raw

@@ -3,10 +3,11 @@
 :class:`Archive` is the crawler's :class:`~xyleme.archive.exchange.ExchangeSink`. Its two
 coroutines put an item on a queue and return; a bounded number of items may wait
 (``queue_records``): past it they wait for the writer to take one (back-pressure, so a slow
-disk slows the crawl instead of filling the memory). A feeder thread pickles the items to
-the writer process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it
-must not share the event loop's interpreter), which flushes after each batch and says how
-many items it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
+disk slows the crawl instead of filling the memory); the items of one turn of the event loop
+reach the queue together, in one list. A feeder thread pickles the items to the writer
+process (:mod:`xyleme.archive.child`: building WARC records holds the GIL, so it must not
+share the event loop's interpreter), which flushes after each batch and says how many items
+it wrote; a reader thread frees that many places. :meth:`Archive.close` drains
 the queue and waits for the writer to close its files under their final names. A writer
 that dies costs the records, never the crawl: its places are freed, later items dropped.
 """
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _STOP = None
+FEED_BATCH = 64
+"""Items past which the feeder writes what it took (it takes every list waiting)."""
 
 
 class Archive:
@@ -63,6 +66,9 @@ class Archive:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._outstanding = 0  # items given to the writer and not yet acknowledged
+        self._handing: list[Exchange | Fetch] = []  # put on the loop, not yet handed over
+        self._unreleased = 0  # places acknowledged, not yet given back on the loop
+        self._release_due = False  # a release is scheduled on the loop
         self._dead = False
 
     @property
@@ -115,12 +121,23 @@ class Archive:
     async def _put(self, item: Exchange | Fetch) -> None:
         loop = asyncio.get_running_loop()
         if self._room is None or self._loop is not loop:
-            self._loop = loop
-            self._room = asyncio.Semaphore(self.settings.queue_records)
+            with self._lock:  # a release left pending on an earlier loop never runs
+                self._loop, self._unreleased, self._release_due = loop, 0, False
+                self._room = asyncio.Semaphore(self.settings.queue_records)
         await self._room.acquire()
         with self._lock:
             self._outstanding += 1
-        self._queue.put(item)
+            self._handing.append(item)
+            first = len(self._handing) == 1
+        if first:  # the items of one turn of the loop wake the feeder once
+            loop.call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Give the feeder the items put since the last hand-over, in one list."""
+        with self._lock:
+            items, self._handing = self._handing, []
+        if items:
+            self._queue.put(items)
 
     async def close(self) -> None:
         """Write what is queued, close the files (without blocking the event loop)."""
@@ -131,6 +148,7 @@ class Archive:
         child, self._child = self._child, None
         if child is None:
             return
+        self._hand_over()  # what the loop had no turn to hand over
         self._queue.put(_STOP)
         for thread in self._threads:
             thread.join()
@@ -139,22 +157,36 @@ class Archive:
     # ------------------------------------------------------------------ the threads
 
     def _feed(self) -> None:
-        """Pickle queued items to the writer; a stop (or a dead writer) closes its input."""
+        """Pickle queued items to the writer, all those waiting in one write; a stop (or a
+        dead writer) closes its input."""
         child = self._child
         pipe = child.stdin
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
+        stopping = False
+        while not stopping:
+            given = self._queue.get()
+            stopping = given is _STOP
+            items = [] if stopping else given
+            while not stopping and len(items) < FEED_BATCH:
+                try:
+                    given = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                stopping = given is _STOP
+                items += [] if stopping else given
             if self._dead:
-                _discard(item)
+                for item in items:
+                    _discard(item)
                 continue
-            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+            frames = []
+            for item in items:
+                data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                frames += (FRAME.pack(len(data)), data)
             try:
-                pipe.write(FRAME.pack(len(data)) + data)
+                pipe.write(b"".join(frames))
                 pipe.flush()
             except (BrokenPipeError, ValueError, OSError):
-                _discard(item)
+                for item in items:
+                    _discard(item)
                 self._writer_died(child)
         with contextlib.suppress(OSError, ValueError):
             pipe.write(FRAME.pack(0))
@@ -184,17 +216,27 @@ class Archive:
         self._release(count)
 
     def _release(self, count: int) -> None:
-        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none)."""
-        room, loop = self._room, self._loop
-        if room is None or loop is None or count <= 0:
-            return
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_release_many, room, count)
+        """Give ``count`` queue places back, on the loop's thread (a closed loop needs none);
+        places freed while an earlier release waits for the loop go with it (one wake-up)."""
+        with self._lock:
+            room, loop = self._room, self._loop
+            if room is None or loop is None or count <= 0:
+                return
+            self._unreleased += count
+            if self._release_due:
+                return
+            self._release_due = True
+        try:
+            loop.call_soon_threadsafe(self._release_now, room)
+        except RuntimeError:  # the loop is closed
+            with self._lock:
+                self._release_due = False
 
-
-def _release_many(room: asyncio.Semaphore, count: int) -> None:
-    for _ in range(count):
-        room.release()
+    def _release_now(self, room: asyncio.Semaphore) -> None:
+        with self._lock:
+            count, self._unreleased, self._release_due = self._unreleased, 0, False
+        for _ in range(count):
+            room.release()
 
 
 def _discard(item: Exchange | Fetch) -> None:

@@ -11,6 +11,7 @@ are exactly the addresses aiohttp connects to, and checks URLs whose host is an 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from collections.abc import Callable
@@ -70,13 +71,20 @@ def _refusal(host: str, address: str, kind: str) -> str:
 def literal_refusal(host: str, vouch: Vouch) -> str | None:
     """Why a URL whose host is an IP address may not be connected to (None: it may, or the
     host is a name, left to :class:`GuardedResolver`)."""
-    try:
-        kind = non_public(host)
-    except ValueError:
-        return None  # a name
-    if kind is None or vouch(host, host):
-        return None
+    literal, kind = _literal_kind(host)
+    if not literal or kind is None or vouch(host, host):
+        return None  # a name, a public address, or one the scope vouches for
     return _refusal(host, host, kind)
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal_kind(host: str) -> tuple[bool, str | None]:
+    """Whether ``host`` is an IP address, and its :func:`non_public` kind; remembered, as
+    every request asks and ``ipaddress`` parses slowly (a name fails two parses)."""
+    try:
+        return True, non_public(host)
+    except ValueError:
+        return False, None
 
 
 class GuardedResolver(AbstractResolver):

@@ -144,6 +144,8 @@ def decoded_pieces(body: bytes, encoding: str | None, limit: int) -> Iterator[by
                         "too_large", f"decoded body over {limit} bytes (decompression bomb?)"
                     )
                 yield piece
+                if decoder.eof:  # all of it: another call would return b"" (and wait for
+                    break  # the GIL it lets go, as every zlib call does)
                 piece = decoder.decompress(decoder.unconsumed_tail, _CHUNK)
         except zlib.error as error:
             raise FetchError("encoding", f"undecodable {coding} body: {error}") from None
@@ -182,23 +184,32 @@ class Body:
 class _Spool:
     """Collects a body's pieces in memory, then in a temporary file once past ``threshold``.
 
-    The pieces are hashed as they come, and moved to the file when the threshold is crossed,
-    so the body is never held twice (the list of pieces and their join). Without ``keep``
-    (a resource: only its MD5 and size are recorded) nothing but the head is kept.
+    The pieces are hashed as they come (unless ``digest`` is off: the encoded bytes of a gzip
+    body, whose decoded bytes are hashed), and moved to the file when the threshold is
+    crossed, so the body is never held twice (the list of pieces and their join). Without
+    ``keep`` (a resource: only its MD5 and size are recorded) nothing but the head is kept.
     """
 
-    def __init__(self, threshold: int | None, folder: str | None = None, keep: bool = True) -> None:
+    def __init__(
+        self,
+        threshold: int | None,
+        folder: str | None = None,
+        keep: bool = True,
+        *,
+        digest: bool = True,
+    ) -> None:
         self._threshold = threshold
         self._folder = folder or None
         self._keep = keep
         self._pieces: list[bytes] = []
         self._file: BinaryIO | None = None
-        self._md5 = hashlib.md5()
+        self._md5 = hashlib.md5() if digest else None
         self.size = 0
         self.head = b""
 
     def write(self, piece: bytes) -> None:
-        self._md5.update(piece)
+        if self._md5 is not None:
+            self._md5.update(piece)
         if len(self.head) < _HEAD:  # the first pieces may be short: fill the head up
             self.head += piece[: _HEAD - len(self.head)]
         self.size += len(piece)
@@ -222,7 +233,8 @@ class _Spool:
         else:
             self._file.close()
             content = Path(self._file.name)
-        return Body(content, self.size, self._md5.hexdigest(), self.head)
+        md5 = "" if self._md5 is None else self._md5.hexdigest()
+        return Body(content, self.size, md5, self.head)
 
     def discard(self) -> None:
         self._pieces.clear()
@@ -364,7 +376,7 @@ class Fetcher:
         # (it is under the wire cap) and its decoded pieces go to the spool.
         keep = keep or self.exchanges is not None  # the archive wants every body
         spool = _Spool(spool_over, spool_dir, keep)
-        wire = spool if identity else _Spool(None)
+        wire = spool if identity else _Spool(None, digest=False)  # the decoded body's MD5 counts
         size = 0
         try:
             try:

@@ -12,6 +12,7 @@ such a page later anyway.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -21,10 +22,13 @@ import numpy as np
 _MAX_LOAD = 0.75
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def url_hash(url: str) -> int:
     """A stable 64-bit hash of a URL, never 0 (0 marks an empty slot).
 
-    Stable across processes (unlike ``hash``), so a table can be saved and restored.
+    Stable across processes (unlike ``hash``), so a table can be saved and restored. Recent
+    answers are kept: a site's menus link the same URLs from every page (19,791 links to
+    1,420 pages on the realistic site), and a hit costs a tenth of a BLAKE2 hash.
     """
     value = int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "little")
     return value or 1

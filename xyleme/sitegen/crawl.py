@@ -51,6 +51,9 @@ class DaemonCrawl:
     seconds: float = 0.0
     """Real seconds for the whole job: crawl, load, store and one ranking pass."""
     crawl_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """CPU seconds of this process (every thread) over ``seconds``: the daemon's own work,
+    without the site's process and the archive's writer process."""
     rank_figures: dict = field(default_factory=dict)
     refresh: dict[str, int] = field(default_factory=dict)
     """After a second pass over every document read (``refresh=True``): how many answered
@@ -101,12 +104,13 @@ async def crawl_seeds(
     outcome = DaemonCrawl()
     gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
     try:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         queue_unread(daemon.md, daemon.crawler)
         await daemon.crawler.run()
         outcome.crawl_seconds = time.perf_counter() - start
         outcome.rank_figures = await daemon.ranking.run()
         outcome.seconds = time.perf_counter() - start
+        outcome.cpu_seconds = time.process_time() - cpu_start
         _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
         if refresh:
             clock.advance(3600.0)
