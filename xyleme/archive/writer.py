@@ -67,8 +67,7 @@ class Archive:
         self._lock = threading.Lock()
         self._outstanding = 0  # items given to the writer and not yet acknowledged
         self._handing: list[Exchange | Fetch] = []  # put on the loop, not yet handed over
-        self._unreleased = 0  # places acknowledged, not yet given back on the loop
-        self._release_due = False  # a release is scheduled on the loop
+        self._unreleased = 0  # places acknowledged, not yet given back (> 0: a release is due)
         self._dead = False
 
     @property
@@ -122,7 +121,7 @@ class Archive:
         loop = asyncio.get_running_loop()
         if self._room is None or self._loop is not loop:
             with self._lock:  # a release left pending on an earlier loop never runs
-                self._loop, self._unreleased, self._release_due = loop, 0, False
+                self._loop, self._unreleased = loop, 0
                 self._room = asyncio.Semaphore(self.settings.queue_records)
         await self._room.acquire()
         with self._lock:
@@ -163,16 +162,7 @@ class Archive:
         pipe = child.stdin
         stopping = False
         while not stopping:
-            given = self._queue.get()
-            stopping = given is _STOP
-            items = [] if stopping else given
-            while not stopping and len(items) < FEED_BATCH:
-                try:
-                    given = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                stopping = given is _STOP
-                items += [] if stopping else given
+            items, stopping = self._take()
             if self._dead:
                 for item in items:
                     _discard(item)
@@ -191,6 +181,21 @@ class Archive:
         with contextlib.suppress(OSError, ValueError):
             pipe.write(FRAME.pack(0))
             pipe.close()
+
+    def _take(self) -> tuple[list[Exchange | Fetch], bool]:
+        """The lists waiting on the queue, joined (one at least, waited for; more while fewer
+        than ``FEED_BATCH`` items), and whether the stop came among them."""
+        items: list[Exchange | Fetch] = []
+        given = self._queue.get()
+        while given is not _STOP:
+            items += given
+            if len(items) >= FEED_BATCH:
+                return items, False
+            try:
+                given = self._queue.get_nowait()
+            except queue.Empty:
+                return items, False
+        return items, True
 
     def _acknowledged(self) -> None:
         """Free the queue places of the items the writer says it wrote."""
@@ -222,19 +227,19 @@ class Archive:
             room, loop = self._room, self._loop
             if room is None or loop is None or count <= 0:
                 return
+            due = self._unreleased > 0  # an earlier release waits for the loop: it takes these
             self._unreleased += count
-            if self._release_due:
+            if due:
                 return
-            self._release_due = True
         try:
             loop.call_soon_threadsafe(self._release_now, room)
-        except RuntimeError:  # the loop is closed
+        except RuntimeError:  # the loop is closed: its places need no release
             with self._lock:
-                self._release_due = False
+                self._unreleased = 0
 
     def _release_now(self, room: asyncio.Semaphore) -> None:
         with self._lock:
-            count, self._unreleased, self._release_due = self._unreleased, 0, False
+            count, self._unreleased = self._unreleased, 0
         for _ in range(count):
             room.release()
 

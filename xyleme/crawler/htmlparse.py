@@ -123,6 +123,8 @@ _canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize_url)
 _canonical_encoded = lru_cache(maxsize=1 << 12)(canonicalize_url)
 
 
+_BEFORE_QUERY = re.compile(r"[^?#]*")
+"""A reference's path: all before its query or fragment."""
 _RELATIVE_PATH = re.compile(r"(?![^/?#]*:)[^/?#;]")
 """A relative-path reference (``x.html``, ``../a/``, ``c?q``): its resolution keeps
 nothing of the base but the folder (no scheme; no ``/``, ``?``, ``#`` or ``;`` first, which
@@ -145,8 +147,8 @@ def _join(folder: str, raw: str) -> str:
     """``urljoin(folder, raw)`` for a relative path ``raw`` (:data:`_RELATIVE_PATH`) and a
     :func:`_folder`, the same string in a third of the time; the rare forms whose spelling
     ``urljoin`` changes (params, an empty segment, query or fragment) are left to it."""
-    cut = min(raw.find(mark) % (len(raw) + 1) for mark in "?#")
-    path, tail = raw[:cut], raw[cut:]
+    path = _BEFORE_QUERY.match(raw).group()
+    tail = raw[len(path) :]
     if ";" in path or "//" in path or tail.endswith(("?", "#")) or "?#" in tail:
         return urljoin(folder, raw)
     start = folder.find("/", folder.find("//") + 2)
