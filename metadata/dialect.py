@@ -146,6 +146,38 @@ class Dialect:
         marks = ", ".join("?" * len(columns))
         conn.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({marks})", rows)
 
+    def update_many(
+        self,
+        conn: Connection,
+        table: str,
+        columns: Sequence[tuple[str, str]],
+        rows: Iterable[Sequence[Any]],
+    ) -> tuple[int, int]:
+        """Set ``columns`` (``(name, SQL type)`` pairs) of the rows of ``table`` whose ``id``
+        is each row's first value; an id given twice takes its last row. Returns the rows
+        changed and the distinct ids given (fewer changed: some id has no row). SQLite, and
+        PostgreSQL for up to ``SMALL_BATCH`` rows: ``UPDATE … WHERE id = ?`` by
+        ``executemany``; more on PostgreSQL: one ``UPDATE … FROM unnest(arrays)``, one
+        statement for the batch (an OPIC flush's scores are a row a page of the part: by
+        ``executemany`` 14,637 rows cost ~29,000 statements of the server and the driver)."""
+        latest = list({row[0]: row for row in rows}.values())
+        if not latest:
+            return 0, 0
+        names = [name for name, _ in columns]
+        if not isinstance(conn, PgConnection) or len(latest) <= SMALL_BATCH:
+            sets = ", ".join(f"{name} = ?" for name in names)
+            moved = [(*row[1:], row[0]) for row in latest]
+            changed = conn.executemany(f"UPDATE {table} SET {sets} WHERE id = ?", moved)
+            return changed.rowcount, len(latest)
+        arrays = ", ".join(f"?::{kind}[]" for _, kind in (("id", "bigint"), *columns))
+        sets = ", ".join(f"{name} = given.{name}" for name in names)
+        changed = conn.execute(
+            f"UPDATE {table} SET {sets} FROM unnest({arrays}) AS given(id, {', '.join(names)}) "
+            f"WHERE {table}.id = given.id",
+            [list(column) for column in zip(*latest, strict=True)],
+        )
+        return changed.rowcount, len(latest)
+
 
 def upsert_sql(table: str, columns: Sequence[str], source: str | None = None) -> str:
     """Insert rows into ``table``, replacing the other columns of a row whose key (the first

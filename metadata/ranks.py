@@ -6,8 +6,7 @@ refresh plan reads every page's numbers back as one array per column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import repeat
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -53,18 +52,14 @@ class Ranks(Store):
         ]
         if len(id_list) != len(value_list):
             raise ValueError(f"{len(id_list)} ids but {len(value_list)} values")
+        columns = [(column, "double precision")]
+        rows: Iterable[tuple] = zip(id_list, value_list, strict=True)
+        if method is not None:
+            columns.append(("change_rate_method", "text"))
+            rows = ((url_id, value, method) for url_id, value in rows)
         with self._write() as conn:
-            if method is None:
-                changed = conn.executemany(
-                    f"UPDATE pages SET {column} = ? WHERE id = ?",
-                    zip(value_list, id_list, strict=True),
-                )
-            else:
-                changed = conn.executemany(
-                    "UPDATE pages SET change_rate = ?, change_rate_method = ? WHERE id = ?",
-                    zip(value_list, repeat(method), id_list),
-                )
-            if changed.rowcount != len(id_list):  # some id has no page
+            changed, given = self.dialect.update_many(conn, "pages", columns, rows)
+            if changed != given:  # some id has no page
                 known = {row[0] for row in lookup_pages(conn, id_list, "id")}
                 raise UnknownPage(next(url_id for url_id in id_list if url_id not in known))
 

@@ -309,6 +309,25 @@ def test_scores_in_bulk_from_numpy(md):
     assert md.scores("importance")[0].tolist() == [4]
 
 
+def test_a_large_batch_of_scores_is_written_whole(md):
+    """Past 32 rows PostgreSQL writes a batch with one statement (arrays): the same
+    result as row by row, NaN as unknown, an id given twice taking its last value."""
+    pages = ids(md, *(f"p{n}" for n in range(120)))
+    values = np.linspace(0.0, 1.0, 120)
+    values[7] = np.nan
+    md.set_scores("opic_cash", np.array([*pages, pages[3]]), np.array([*values, 5.0]))
+    got_ids, got = md.scores("opic_cash")
+    expected = dict(zip(pages, values.tolist(), strict=True)) | {pages[3]: 5.0}
+    del expected[pages[7]]
+    assert dict(zip(got_ids.tolist(), got.tolist(), strict=True)) == expected
+    md.set_scores("change_rate", pages, np.full(120, 0.25), method="eq9")
+    assert {md.page(page).change_rate_method for page in pages} == {"eq9"}
+    assert md.scores("change_rate")[1].tolist() == [0.25] * 120
+    with pytest.raises(UnknownPage):
+        md.set_scores("opic_cash", [*pages, 10_000], np.zeros(121))
+    assert dict(zip(*(a.tolist() for a in md.scores("opic_cash")), strict=True)) == expected
+
+
 def test_scores_for_an_unknown_page_write_nothing(md):
     ids(md, "a", "b")
     with pytest.raises(UnknownPage):
