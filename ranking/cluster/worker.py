@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from ranking.cluster import kernels as moves
 from ranking.cluster.blocks import load_block, needs, read_info, read_outdeg
 from ranking.cluster.exchange import Exchange, Tag
 from ranking.cluster.worker_interest import InterestWorker
@@ -98,7 +99,7 @@ class SliceWorker(InterestWorker, Exchange):
             raise RankingError(f"slice worker {self.index} swept before direct_init")
         started = time.perf_counter()
         for peer, (values, figures) in self.take("direct", upto).items():
-            self.scaled[self.need[peer]] = values
+            moves.put(self.scaled, self.need[peer], values)
             self.dangling_of[peer] = figures[0]
         self.timed("absorb_s", started)
         started, cpu = time.perf_counter(), time.thread_time()
@@ -140,7 +141,7 @@ class SliceWorker(InterestWorker, Exchange):
         and the sweep's figures: (‖Δ‖₁, Σ x) over this range, and whether the own pages were
         extrapolated after it (the change then bounds nothing)."""
         figures = await asyncio.to_thread(self._direct_sweep, extrapolate, upto)
-        parts = {p: self.scaled[pages] for p, pages in self.give.items()}
+        parts = {p: moves.gather(self.scaled, pages) for p, pages in self.give.items()}
         await self.send("direct", parts, (self.dangling_of[self.index], *figures), tag)
         return figures
 

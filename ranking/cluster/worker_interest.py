@@ -35,6 +35,7 @@ import time
 
 import numpy as np
 
+from ranking.cluster import kernels as moves
 from ranking.cluster.exchange import Tag
 from ranking.errors import RankingError
 from ranking.pagerank import kernels
@@ -100,7 +101,7 @@ class InterestWorker:
         self._check_init()
         self.take("cacc")  # a chaotic run's last sums: this sweep scatters afresh
         for peer, (values, _) in self.take("cweights").items():
-            self.certified[self.need[peer]] = values
+            moves.put(self.certified, self.need[peer], values)
         if restart:
             self._restart_weights()
         if scale != 1.0:
@@ -136,17 +137,18 @@ class InterestWorker:
         sum to 1), c·Mᵗ·x's partial sums and, when ``sweeping``, the weights' Jacobi step at
         damping ``s``; send each peer its sums and weights. Returns min h."""
         lowest = await asyncio.to_thread(self._inverse_scatter, sweeping, s, restart, scale)
-        await self.send("acc", {p: self.acc[pages] for p, pages in self.need.items()})
+        await self.send("acc", {p: moves.gather(self.acc, pages) for p, pages in self.need.items()})
         if sweeping:
-            await self.send("weights", {p: self.next[pages] for p, pages in self.give.items()})
+            sent = {p: moves.gather(self.next, pages) for p, pages in self.give.items()}
+            await self.send("weights", sent)
         return lowest
 
     async def inverse_total(self) -> float:
         """Phase 2: add the peers' sums; y = c·acc/OutDeg + (1 − c)·E' here; returns Σ y."""
         for peer, (values, _) in self.take("acc").items():
-            self.acc[self.give[peer]] += values  # ``give`` lists distinct pages
+            moves.add(self.acc, self.give[peer], values)  # ``give`` lists distinct pages
         for peer, (values, _) in self.take("weights").items():
-            self.next[self.need[peer]] = values
+            moves.put(self.next, self.need[peer], values)
         own = slice(self.lo, self.hi)
         degree = self.outdeg[own]
         inflow = np.divide(self.acc[own], degree, where=degree > 0, out=np.zeros_like(self.y))
@@ -210,13 +212,13 @@ class InterestWorker:
                 view.indptr, view.sources, view.lo, self.interest, self.acc
             )
         for peer, values in self.heard.items():
-            self.acc[self.give[peer]] += values
+            moves.add(self.acc, self.give[peer], values)
 
     async def _send_sums(self, tag: Tag) -> None:
         """The peers' partial sums, with this worker's two figures of eq. 7 and its sweep's
         Σ|Δx| (None before its first sweep of the run: its own pages' sums lack the peers'
         shares until then)."""
-        parts = {p: self.acc[pages] for p, pages in self.need.items()}
+        parts = {p: moves.gather(self.acc, pages) for p, pages in self.need.items()}
         figures = None if self.sums is None else (*self.sums, self.moved)
         await self.send("cacc", parts, figures, tag)
 
@@ -225,14 +227,15 @@ class InterestWorker:
         None); then, once every peer has reported since the last time, eq. 7 from the
         lagged global sums: x, the sums and what was heard × 1/Σx, and the next r."""
         for peer, (values, reported) in self.take("cacc", upto).items():
-            pages = self.give[peer]
-            self.acc[pages] += values - self.heard.get(peer, 0.0)
-            self.heard[peer] = values
+            heard = self.heard.get(peer)
+            if heard is None:  # nothing yet from this peer in the run: its share was 0
+                heard = self.heard[peer] = np.zeros(len(values))
+            moves.replace_share(self.acc, self.give[peer], values, heard)
             if reported is not None:
                 self.reported[peer] = reported[:2]
                 self.fresh.add(peer)
         for peer, (values, _) in self.take("cweights", upto).items():
-            self.certified[self.need[peer]] = values
+            moves.put(self.certified, self.need[peer], values)
         if self.fresh < set(self.need) or self.sums is None:
             return
         mass = self.sums[0] + sum(sx for sx, _ in self.reported.values())
@@ -241,7 +244,8 @@ class InterestWorker:
         factor = 1.0 / mass
         self.interest[self.lo : self.hi] *= factor
         self.acc *= factor
-        self.heard = {peer: values * factor for peer, values in self.heard.items()}
+        for heard in self.heard.values():  # this worker's own copies (replace_share)
+            heard *= factor
         self.fresh = set()
 
     def _interest_sweep(self, s: float, upto: Tag | None) -> None:
@@ -271,9 +275,8 @@ class InterestWorker:
         if self.extrapolation.after_sweep(self.done_interest + 1, moved):
             np.maximum(self.interest[own], 0.0, out=self.interest[own])  # the bound needs x ≥ 0
             self._own_sums()
-        degree = self.outdeg[own]
-        spread = np.divide(self.acc[own], degree, where=degree > 0, out=np.zeros(len(degree)))
-        self.sums = (float(self.interest[own].sum()), self.damping * float(spread.sum()))
+        mass, spread = moves.range_figures(self.interest, self.acc, self.outdeg, self.lo, self.hi)
+        self.sums = (mass, self.damping * spread)
         self.moved = moved
         self.done_interest += 1
         self.swept(started, cpu)
@@ -297,7 +300,7 @@ class InterestWorker:
             done += 1
             await self._send_sums((epoch, done))
             if s > 0:
-                sent = {p: self.certified[pages] for p, pages in self.give.items()}
+                sent = {p: moves.gather(self.certified, pages) for p, pages in self.give.items()}
                 await self.send("cweights", sent, None, (epoch, done))
             if target is None:
                 continue
