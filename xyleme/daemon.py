@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import logging
 import time
 from pathlib import Path
@@ -132,7 +131,9 @@ class Daemon:
         self.checkpoints = Checkpoint(md, clock, opic, key, crawler, live)
         self.checkpoints.write()
         # numba and the ranking kernels load now (~1.5 s), not inside the first ranking pass
-        importlib.import_module("ranking.pagerank").warm_up()
+        from ranking.pagerank import warm_up  # here: the CLI's start-up needs no numba
+
+        warm_up()
         log.info(
             "daemon started on %s (simulated time %s, speed x%g%s)",
             self.repository,

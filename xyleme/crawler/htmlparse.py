@@ -131,11 +131,17 @@ nothing of the base but the folder (no scheme; no ``/``, ``?``, ``#`` or ``;`` f
 keep more of it)."""
 
 
+def _path_start(url: str) -> int:
+    """Where ``url``'s path begins: its first ``/`` after the ``//`` of the authority (-1
+    when it has no path)."""
+    return url.find("/", url.find("//") + 2)
+
+
 def _folder(base: str) -> str | None:
     """``base`` up to the last ``/`` of its path, which :func:`_join` resolves a relative
     path against; None when it has no path or an empty or dot segment in it."""
     head = base.split("?", 1)[0].split("#", 1)[0]
-    start = head.find("/", head.find("//") + 2)
+    start = _path_start(head)
     if start < 0 or not head[: head.find(":")].islower():
         return None
     folder = head[: head.rfind("/") + 1]
@@ -151,7 +157,7 @@ def _join(folder: str, raw: str) -> str:
     tail = raw[len(path) :]
     if ";" in path or "//" in path or tail.endswith(("?", "#")) or "?#" in tail:
         return urljoin(folder, raw)
-    start = folder.find("/", folder.find("//") + 2)
+    start = _path_start(folder)
     resolved = folder[start:-1].split("/")  # "" then the folder's segments
     segments = path.split("/")
     for segment in segments:
@@ -180,7 +186,7 @@ def _resolve(base: str, folder: str | None, raw: str, codec: str) -> str:
     if raw.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
         absolute = raw
     elif raw[0] == "/" and raw[1:2] != "/":
-        end = base.find("/", base.find("//") + 2)
+        end = _path_start(base)
         absolute = (base if end < 0 else base[:end]) + raw
     elif folder is not None and _RELATIVE_PATH.match(raw):
         absolute = _join(folder, raw)
