@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import threading
 import time
 from typing import Any, TypeAlias
@@ -109,6 +110,33 @@ class Exchange:
                 self._news.clear()
                 await self._news.wait()
             return None
+        finally:
+            self.timed("wait_s", started)
+
+    async def news(self, kinds: tuple[str, ...], epoch: int, patience: float) -> None:
+        """Wait until every live peer's message of each of ``kinds`` is in the inbox, for
+        at most ``patience`` seconds, or until ``halt(epoch)``.
+
+        A chaotic sweep from nothing new only refines the block against its peers' old
+        values, and its extrapolation then jumps out of step with theirs: measured on the
+        2M-page graph, the chaotic importance needed 75–94 sweeps that way against 44 for
+        the synchronous sweeps. The wait is bounded (by about one own sweep) so that a
+        peer that stopped by itself, or a slow one, never holds a worker still: no barrier.
+        """
+        started = time.perf_counter()
+        deadline = started + patience
+        try:
+            while self._halted < epoch:
+                with self._lock:
+                    waiting = {key for key, queue in self._inbox.items() if queue}
+                if all((peer, kind) in waiting for peer in self.peers for kind in kinds):
+                    return
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return
+                self._news.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._news.wait(), left)
         finally:
             self.timed("wait_s", started)
 

@@ -177,13 +177,21 @@ class SliceWorker(InterestWorker, Exchange):
 
     async def run_chaotic(self, epoch: int, limit: int, enough: float = 0.0) -> int:
         """Sweep as fast as possible from the newest values the peers sent, sending after
-        each sweep (§5.4's chaotic iterations), until ``halt(epoch)``, ``limit`` sweeps, or
-        a sweep whose ‖Δ‖₁ is at most ``enough`` (this worker's share of the tolerance: a
-        worker alone would otherwise sweep on until the coordinator's next look)."""
-        done = 0
+        each sweep (§5.4's chaotic iterations), each sweep once every peer's new values came
+        or about a sweep's time went by (:meth:`Exchange.news`), until ``halt(epoch)``,
+        ``limit`` sweeps, or a sweep whose ‖Δ‖₁ is at most ``enough`` (this worker's share
+        of the tolerance: a worker alone would otherwise sweep on until the coordinator's
+        next look)."""
+        done, patience = 0, 0.0
         while self._halted < epoch and done < limit and not (done and self.last_delta <= enough):
+            if done:
+                await self.news(("direct",), epoch, patience)
+                if self._halted >= epoch:
+                    break
+            started = time.perf_counter()
             done += 1
             await self._sweep_and_send(True, None, (epoch, done))
+            patience = time.perf_counter() - started
         return done
 
     async def halt(self, epoch: int) -> None:

@@ -288,13 +288,19 @@ class InterestWorker:
         at damping s), sending after each, until ``halt(epoch)`` or ``limit`` sweeps;
         returns (sweeps, Σ|Δx| of the last one here).
 
-        Chaotic (``target`` None): each sweep reads the newest sums the peers sent.
+        Chaotic (``target`` None): each sweep reads the newest sums the peers sent, once
+        some peer sent new ones or about a sweep's time went by (:meth:`Exchange.news`).
         Synchronous: sweep t reads exactly the peers' sums of sweep t − 1 (the first, those
         of ``interest_prepare``), each worker waiting for its peers' messages; every worker
         sums the same Σ|Δx| in the same order (index order), so all stop after the same
         sweep, the first whose residual is at most ``target``."""
-        done = 0
+        done, patience = 0, 0.0
         while self._halted < epoch and done < limit:
+            if target is None and done:
+                await self.news(("cacc", "cweights") if s > 0 else ("cacc",), epoch, patience)
+                if self._halted >= epoch:
+                    break
+            started = time.perf_counter()
             upto = None if target is None else (epoch, done)
             await asyncio.to_thread(self._interest_sweep, s, upto)
             done += 1
@@ -302,6 +308,7 @@ class InterestWorker:
             if s > 0:
                 sent = {p: moves.gather(self.certified, pages) for p, pages in self.give.items()}
                 await self.send("cweights", sent, None, (epoch, done))
+            patience = time.perf_counter() - started
             if target is None:
                 continue
             kinds = ("cacc", "cweights") if s > 0 else ("cacc",)

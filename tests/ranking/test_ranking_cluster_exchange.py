@@ -94,3 +94,31 @@ def test_a_wait_ends_when_the_run_is_halted_or_a_peer_is_given_up():
         assert await waiting is None
 
     _run(scenario)
+
+
+def test_a_chaotic_sweep_waits_for_every_peers_new_values_of_each_kind_but_not_for_long():
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        inbox = Inbox()
+        waiting = asyncio.ensure_future(inbox.news(("cacc", "cweights"), epoch=1, patience=30))
+        await inbox.receive(1, "cacc", np.zeros(1), None, (1, 1))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # the weights are not here yet
+        await inbox.receive(2, "cweights", np.zeros(1), None, (1, 1))
+        await inbox.receive(1, "cweights", np.zeros(1), None, (1, 1))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # peer 2's sums are not here yet
+        await inbox.receive(2, "cacc", np.zeros(1), None, (1, 1))
+        await waiting
+        inbox.take("cacc"), inbox.take("cweights")
+        started = loop.time()  # nothing comes: the wait ends after its patience
+        await inbox.news(("cacc",), epoch=1, patience=0.2)
+        assert 0.15 < loop.time() - started < 5
+        waiting = asyncio.ensure_future(inbox.news(("cacc",), epoch=1, patience=30))
+        await asyncio.sleep(0.05)
+        inbox._halted = 1
+        inbox._news.set()  # what a worker's halt(epoch) does
+        await waiting  # ends at once, without the values
+        assert inbox.tally["wait_s"] > 0.2
+
+    _run(scenario)
