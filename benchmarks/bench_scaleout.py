@@ -151,8 +151,9 @@ def crawl_rate(
     repository: Path, web: SimWebProcess, budget: int, server: int, timeout: float, *extra: str
 ) -> dict:
     """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
-    from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes and the
-    PostgreSQL server (``server``: its postmaster's pid) spent meanwhile, per page."""
+    from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes, the
+    PostgreSQL server (``server``: its postmaster's pid) and the simulated web spent
+    meanwhile, per page (the web's is this machine's only: a real one costs it nothing)."""
     command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
     command += ["--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -165,13 +166,14 @@ def crawl_rate(
             now = time.monotonic()
             if warm_at is None and count >= WARMUP:
                 warm_at, warm_count = now, count
-                cpu_at_warm = tree_cpu([process.pid]), tree_cpu([server])
+                cpu_at_warm = tree_cpu([process.pid]), tree_cpu([server]), tree_cpu([web.pid])
             if count >= budget:
                 break
             time.sleep(0.1)
         ended = time.monotonic()
         ours = cpu_between(cpu_at_warm[0], tree_cpu([process.pid])) if warm_at else 0.0
         theirs = cpu_between(cpu_at_warm[1], tree_cpu([server])) if warm_at else 0.0
+        webs = cpu_between(cpu_at_warm[2], tree_cpu([web.pid])) if warm_at else 0.0
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -193,6 +195,7 @@ def crawl_rate(
         "seconds": round(seconds, 2),
         "cpu_ms_per_page": round(1000 * ours / pages, 2) if pages else None,
         "server_cpu_ms_per_page": round(1000 * theirs / pages, 2) if pages else None,
+        "web_cpu_ms_per_page": round(1000 * webs / pages, 2) if pages else None,
         "cores_used": round((ours + theirs) / seconds, 2),
         "start_s": round(warm_at - started, 2),
         "stop_s": round(stop_s, 2),
