@@ -157,6 +157,7 @@ def crawl_rate(
     command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
     command += ["--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    roots = {"xyleme": process.pid, "server": server, "web": web.pid}
     started = time.monotonic()
     warm_at = warm_count = None
     count = 0
@@ -166,14 +167,15 @@ def crawl_rate(
             now = time.monotonic()
             if warm_at is None and count >= WARMUP:
                 warm_at, warm_count = now, count
-                cpu_at_warm = tree_cpu([process.pid]), tree_cpu([server]), tree_cpu([web.pid])
+                cpu_at_warm = {name: tree_cpu([pid]) for name, pid in roots.items()}
             if count >= budget:
                 break
             time.sleep(0.1)
         ended = time.monotonic()
-        ours = cpu_between(cpu_at_warm[0], tree_cpu([process.pid])) if warm_at else 0.0
-        theirs = cpu_between(cpu_at_warm[1], tree_cpu([server])) if warm_at else 0.0
-        webs = cpu_between(cpu_at_warm[2], tree_cpu([web.pid])) if warm_at else 0.0
+        spent = {  # empty when never warm: no rate is made then
+            name: cpu_between(cpu_at_warm[name], tree_cpu([pid]))
+            for name, pid in (roots.items() if warm_at else ())
+        }
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -193,10 +195,10 @@ def crawl_rate(
         "pages_per_s": round(pages / seconds, 1),
         "read": count,
         "seconds": round(seconds, 2),
-        "cpu_ms_per_page": round(1000 * ours / pages, 2) if pages else None,
-        "server_cpu_ms_per_page": round(1000 * theirs / pages, 2) if pages else None,
-        "web_cpu_ms_per_page": round(1000 * webs / pages, 2) if pages else None,
-        "cores_used": round((ours + theirs) / seconds, 2),
+        "cpu_ms_per_page": round(1000 * spent["xyleme"] / pages, 2),
+        "server_cpu_ms_per_page": round(1000 * spent["server"] / pages, 2),
+        "web_cpu_ms_per_page": round(1000 * spent["web"] / pages, 2),
+        "cores_used": round((spent["xyleme"] + spent["server"]) / seconds, 2),
         "start_s": round(warm_at - started, 2),
         "stop_s": round(stop_s, 2),
     }

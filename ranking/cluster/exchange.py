@@ -21,6 +21,7 @@ import bisect
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -93,25 +94,46 @@ class Exchange:
                     del queue[: len(older)]
         return taken
 
+    async def _wait(
+        self, epoch: int, ready: Callable[[], bool], patience: float | None = None
+    ) -> bool:
+        """Wake at each message until ``ready()`` holds (True), or until ``halt(epoch)`` or
+        ``patience`` seconds (False); the time is counted in ``wait_s``."""
+        started = time.perf_counter()
+        deadline = None if patience is None else started + patience
+        try:
+            while self._halted < epoch:
+                if ready():
+                    return True
+                left = None if deadline is None else deadline - time.perf_counter()
+                if left is not None and left <= 0:
+                    return False
+                self._news.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._news.wait(), left)
+            return False
+        finally:
+            self.timed("wait_s", started)
+
     async def arrived(self, kind: str, tag: Tag, epoch: int) -> dict[int, Any] | None:
         """Wait until every peer's message of ``kind`` tagged ``tag`` is here, and return
         their figures (left in the inbox for the next sweep to take); None if the run was
         halted (``halt(epoch)``) or a peer was given up meanwhile (:meth:`forget`)."""
-        started, expected = time.perf_counter(), set(self.give)  # all, lost ones too
-        try:
-            while self._halted < epoch and expected <= set(self.peers):
-                with self._lock:
-                    found = {
-                        peer: [m[2] for m in self._inbox.get((peer, kind), ()) if m[0] == tag]
-                        for peer in expected
-                    }
-                if all(found.values()):
-                    return {peer: figures[0] for peer, figures in found.items()}
-                self._news.clear()
-                await self._news.wait()
+        expected = set(self.give)  # all, lost ones too
+
+        def gone() -> bool:
+            return not expected <= set(self.peers)
+
+        def found() -> dict[int, list]:
+            with self._lock:
+                return {
+                    peer: [m[2] for m in self._inbox.get((peer, kind), ()) if m[0] == tag]
+                    for peer in expected
+                }
+
+        if not await self._wait(epoch, lambda: gone() or all(found().values())) or gone():
             return None
-        finally:
-            self.timed("wait_s", started)
+        return {peer: figures[0] for peer, figures in found().items()}
 
     async def news(self, kinds: tuple[str, ...], epoch: int, patience: float) -> None:
         """Wait until every live peer's message of each of ``kinds`` is in the inbox, for
@@ -123,22 +145,13 @@ class Exchange:
         the synchronous sweeps. The wait is bounded (by about one own sweep) so that a
         peer that stopped by itself, or a slow one, never holds a worker still: no barrier.
         """
-        started = time.perf_counter()
-        deadline = started + patience
-        try:
-            while self._halted < epoch:
-                with self._lock:
-                    waiting = {key for key, queue in self._inbox.items() if queue}
-                if all((peer, kind) in waiting for peer in self.peers for kind in kinds):
-                    return
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    return
-                self._news.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._news.wait(), left)
-        finally:
-            self.timed("wait_s", started)
+
+        def ready() -> bool:
+            with self._lock:
+                waiting = {key for key, queue in self._inbox.items() if queue}
+            return all((peer, kind) in waiting for peer in self.peers for kind in kinds)
+
+        await self._wait(epoch, ready, patience)
 
     def timed(self, counter: str, started: float) -> None:
         self.tally[counter] += time.perf_counter() - started

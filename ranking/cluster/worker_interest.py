@@ -289,15 +289,16 @@ class InterestWorker:
         returns (sweeps, Σ|Δx| of the last one here).
 
         Chaotic (``target`` None): each sweep reads the newest sums the peers sent, once
-        some peer sent new ones or about a sweep's time went by (:meth:`Exchange.news`).
+        every peer sent new ones or about a sweep's time went by (:meth:`Exchange.news`).
         Synchronous: sweep t reads exactly the peers' sums of sweep t − 1 (the first, those
         of ``interest_prepare``), each worker waiting for its peers' messages; every worker
         sums the same Σ|Δx| in the same order (index order), so all stop after the same
         sweep, the first whose residual is at most ``target``."""
         done, patience = 0, 0.0
+        kinds = ("cacc", "cweights") if s > 0 else ("cacc",)  # what a sweep reads
         while self._halted < epoch and done < limit:
             if target is None and done:
-                await self.news(("cacc", "cweights") if s > 0 else ("cacc",), epoch, patience)
+                await self.news(kinds, epoch, patience)
                 if self._halted >= epoch:
                     break
             started = time.perf_counter()
@@ -311,7 +312,6 @@ class InterestWorker:
             patience = time.perf_counter() - started
             if target is None:
                 continue
-            kinds = ("cacc", "cweights") if s > 0 else ("cacc",)
             heard = [await self.arrived(kind, (epoch, done), epoch) for kind in kinds]
             if None in heard:
                 break
