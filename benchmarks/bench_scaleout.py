@@ -8,9 +8,14 @@ same pages), then:
 * **crawl rates** (``pages_per_s``): the same budget of first reads on the same web, by
   ``xyleme run`` on an SQLite repository, then ``xyleme run --workers 1`` and ``--workers
   2`` on PostgreSQL repositories (each a fresh store; archive off in all three, its cost is
-  ``bench_daemon.py``'s). A run is timed from its ``WARMUP``-th read to its budget (the
-  processes' start-up is left out), read counts polled every 0.1 s; the ratios
-  ``pg1_over_sqlite`` and ``pg2_over_pg1`` follow;
+  ``bench_daemon.py``'s). A run is timed from the moment every worker has read ``WARMUP``
+  pages (the daemon: its ``WARMUP``-th read) to its budget, so the processes' start-up is
+  left out (two workers start in two processes, up to half a second apart here), read
+  counts polled every 0.1 s; the ratios ``pg1_over_sqlite`` and ``pg2_over_pg1`` follow,
+  and ``pg2_target_needs_cores``: the CPU two workers would burn to read ``PG2_TARGET``
+  times one worker's pages/s at the CPU a page cost them here (xyleme's processes, the
+  server and the simulated web, which all share this machine's ``machine_cores``): more
+  than the machine has, and that ratio cannot show;
 * **metadata write rates**, on the same machine and the same rows: URL-Id assignment
   through the store (``ids_for(..., canonical=True)``) against a raw ``INSERT`` by
   ``executemany`` on each engine and a raw ``COPY`` on PostgreSQL, and first fetch results
@@ -53,6 +58,12 @@ from metadata import FetchResult, Glance, Metadata, MetadataError, PageType
 from xyleme.simweb import SimWebProcess, SimWebSettings
 
 BATCH = 1_000
+CPU_KEYS = {  # a crawl run's CPU per page: its key, and the process tree it is read from
+    "cpu_ms_per_page": "xyleme",
+    "server_cpu_ms_per_page": "server",
+    "web_cpu_ms_per_page": "web",
+}
+PG2_TARGET = 1.6  # issue 20: two workers read at least 1.6 times one worker's pages/s
 RAW_TABLE = "CREATE TABLE raw_pages (id BIGINT PRIMARY KEY, url TEXT NOT NULL UNIQUE, at FLOAT)"
 
 
@@ -124,6 +135,25 @@ def read_count(repository: Path) -> int:
     return sum(count for kind, count in counts.items() if kind is not PageType.UNKNOWN)
 
 
+def slowest_worker_reads(url: str | None, workers: int) -> int:
+    """The reads of the worker that has read least (pages of its part, ``host_hash %
+    workers``, read so far), from the committed PostgreSQL store: each of several workers
+    starts its own process, and one may still be starting when another has read its
+    warm-up. Without ``url`` (the SQLite daemon, one process) there is nothing to wait for."""
+    if url is None:
+        return WARMUP
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            rows = conn.execute(
+                "SELECT host_hash %% %s, count(*) FROM pages WHERE type <> 'UNKNOWN' GROUP BY 1",
+                (workers,),
+            ).fetchall()
+    except psycopg.Error:  # the schema not made yet: nothing read
+        return 0
+    reads = dict(rows)
+    return min(reads.get(part, 0) for part in range(workers))
+
+
 def tree_cpu(roots: list[int]) -> dict[int, float]:
     """CPU seconds (user + system) of each process of the trees rooted at ``roots``."""
     spent: dict[int, float] = {}
@@ -148,12 +178,20 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
 
 
 def crawl_rate(
-    repository: Path, web: SimWebProcess, budget: int, server: int, timeout: float, *extra: str
+    repository: Path,
+    web: SimWebProcess,
+    budget: int,
+    server: int,
+    timeout: float,
+    store: tuple[str | None, int],
+    *extra: str,
 ) -> dict:
     """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
-    from the ``WARMUP``-th read to the budget, and the CPU the xyleme processes, the
-    PostgreSQL server (``server``: its postmaster's pid) and the simulated web spent
-    meanwhile, per page (the web's is this machine's only: a real one costs it nothing)."""
+    from the moment every worker has read ``WARMUP`` pages (``store``: the PostgreSQL URL
+    and the number of workers; None and 1 for the SQLite daemon) to the budget, and the CPU
+    the xyleme processes, the PostgreSQL server (``server``: its postmaster's pid) and the
+    simulated web spent meanwhile, per page (the web's is this machine's only: a real one
+    costs it nothing)."""
     command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
     command += ["--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -165,7 +203,7 @@ def crawl_rate(
         while time.monotonic() - started < timeout and process.poll() is None:
             count = read_count(repository)
             now = time.monotonic()
-            if warm_at is None and count >= WARMUP:
+            if warm_at is None and count >= WARMUP and slowest_worker_reads(*store) >= WARMUP:
                 warm_at, warm_count = now, count
                 cpu_at_warm = {name: tree_cpu([pid]) for name, pid in roots.items()}
             if count >= budget:
@@ -195,9 +233,7 @@ def crawl_rate(
         "pages_per_s": round(pages / seconds, 1),
         "read": count,
         "seconds": round(seconds, 2),
-        "cpu_ms_per_page": round(1000 * spent["xyleme"] / pages, 2),
-        "server_cpu_ms_per_page": round(1000 * spent["server"] / pages, 2),
-        "web_cpu_ms_per_page": round(1000 * spent["web"] / pages, 2),
+        **{key: round(1000 * spent[root] / pages, 2) for key, root in CPU_KEYS.items()},
         "cores_used": round((spent["xyleme"] + spent["server"]) / seconds, 2),
         "start_s": round(warm_at - started, 2),
         "stop_s": round(stop_s, 2),
@@ -212,12 +248,12 @@ def crawl_rates(
     settings = SimWebSettings(hosts=8, pages=pages, seed=20).without_faults()
     runs: dict[str, dict] = {}
     with SimWebProcess(settings, frozen=True) as web, tempfile.TemporaryDirectory() as folder:
-        plans = {
-            "sqlite_daemon": (None, ()),
-            "postgres_1_worker": ("crawl1", ("--workers", "1")),
-            "postgres_2_workers": ("crawl2", ("--workers", "2")),
+        plans = {  # the store's database (None: SQLite) and the workers
+            "sqlite_daemon": (None, 1),
+            "postgres_1_worker": ("crawl1", 1),
+            "postgres_2_workers": ("crawl2", 2),
         }
-        for name, (database, extra) in plans.items():
+        for name, (database, workers) in plans.items():
             if smoke and name == "postgres_2_workers":
                 why = "not run by --smoke (its start-up alone is ~10 s): run --quick"
                 runs[name] = {"pages_per_s": None, "read": 0, "seconds": None, "why": why}
@@ -230,7 +266,10 @@ def crawl_rates(
                 url = cluster.url(database)
             make_crawl_repository(repository, url, web.seed_urls)
             timeout = SMOKE_TIMEOUT_S if smoke else CRAWL_TIMEOUT_S
-            runs[name] = crawl_rate(repository, web, budget, postmaster(cluster), timeout, *extra)
+            extra = ("--workers", str(workers)) if database else ()
+            runs[name] = crawl_rate(
+                repository, web, budget, postmaster(cluster), timeout, (url, workers), *extra
+            )
             print(f"  {name:20s} {runs[name]}", flush=True)
     return runs
 
@@ -303,6 +342,15 @@ def ratio(top: float | None, bottom: float | None) -> float | None:
     return None if not top or not bottom else round(top / bottom, 3)
 
 
+def cores_needed(one: dict, two: dict, target: float = PG2_TARGET) -> float | None:
+    """The cores two workers need to read ``target`` times one worker's pages/s, at the
+    CPU a page cost the two-worker run (all the processes sharing the machine)."""
+    if not one.get("pages_per_s") or not two.get("pages_per_s"):
+        return None
+    per_page = sum(two[key] for key in CPU_KEYS) / 1000
+    return round(target * one["pages_per_s"] * per_page, 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
@@ -334,17 +382,20 @@ def main() -> None:
     cash_drift = report_cash_drift("smoke" if args.smoke else "quick" if args.quick else "full")
     pages_per_s = {name: run["pages_per_s"] for name, run in runs.items()}
     unmeasured = sorted(name for name, rate in pages_per_s.items() if rate is None)
+    one_worker, two_workers = runs["postgres_1_worker"], runs["postgres_2_workers"]
     result = {
         "pages_per_s": pages_per_s,
         "pg1_over_sqlite": ratio(pages_per_s["postgres_1_worker"], pages_per_s["sqlite_daemon"]),
         "pg2_over_pg1": ratio(pages_per_s["postgres_2_workers"], pages_per_s["postgres_1_worker"]),
+        "pg2_target_needs_cores": cores_needed(one_worker, two_workers),
+        "machine_cores": psutil.cpu_count(),
         "crawl_runs": runs,
         "metadata_write_rows_per_s": rates,
         "cash_drift": cash_drift,
         "notes": {name: run["why"] for name, run in runs.items() if "why" in run}
         | {
             key: f"{', '.join(unmeasured)} not measured (see its note)"
-            for key in ("pg1_over_sqlite", "pg2_over_pg1")
+            for key in ("pg1_over_sqlite", "pg2_over_pg1", "pg2_target_needs_cores")
             if unmeasured
         },
     }
