@@ -184,16 +184,16 @@ def crawl_rate(
     server: int,
     timeout: float,
     store: tuple[str | None, int],
-    *extra: str,
 ) -> dict:
-    """``xyleme run *extra`` on ``repository`` until ``budget`` pages are read: pages/s
-    from the moment every worker has read ``WARMUP`` pages (``store``: the PostgreSQL URL
-    and the number of workers; None and 1 for the SQLite daemon) to the budget, and the CPU
-    the xyleme processes, the PostgreSQL server (``server``: its postmaster's pid) and the
+    """``xyleme run`` on ``repository`` until ``budget`` pages are read (``store``: the
+    PostgreSQL URL and the ``--workers`` on it; None and 1 for the SQLite daemon): pages/s
+    from the moment every worker has read ``WARMUP`` pages to the budget, and the CPU the
+    xyleme processes, the PostgreSQL server (``server``: its postmaster's pid) and the
     simulated web spent meanwhile, per page (the web's is this machine's only: a real one
     costs it nothing)."""
-    command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run", *extra]
-    command += ["--simweb-port", str(web.port)]
+    url, workers = store
+    command = [sys.executable, "-P", "-m", "xyleme", "--repo", str(repository), "run"]
+    command += [*(("--workers", str(workers)) if url else ()), "--simweb-port", str(web.port)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     roots = {"xyleme": process.pid, "server": server, "web": web.pid}
     started = time.monotonic()
@@ -266,9 +266,8 @@ def crawl_rates(
                 url = cluster.url(database)
             make_crawl_repository(repository, url, web.seed_urls)
             timeout = SMOKE_TIMEOUT_S if smoke else CRAWL_TIMEOUT_S
-            extra = ("--workers", str(workers)) if database else ()
             runs[name] = crawl_rate(
-                repository, web, budget, postmaster(cluster), timeout, (url, workers), *extra
+                repository, web, budget, postmaster(cluster), timeout, (url, workers)
             )
             print(f"  {name:20s} {runs[name]}", flush=True)
     return runs
