@@ -135,23 +135,26 @@ def read_count(repository: Path) -> int:
     return sum(count for kind, count in counts.items() if kind is not PageType.UNKNOWN)
 
 
-def slowest_worker_reads(url: str | None, workers: int) -> int:
-    """The reads of the worker that has read least (pages of its part, ``host_hash %
-    workers``, read so far), from the committed PostgreSQL store: each of several workers
-    starts its own process, and one may still be starting when another has read its
-    warm-up. Without ``url`` (the SQLite daemon, one process) there is nothing to wait for."""
-    if url is None:
-        return WARMUP
+def every_worker_warm(url: str | None, workers: int) -> bool:
+    """Whether each of ``workers`` has read ``WARMUP`` pages of its part (``host_hash %
+    workers``) in the committed PostgreSQL store at ``url``: each worker starts its own
+    process, and one may still be starting when another has read its warm-up. One process
+    (the daemon, or one worker) is warm once the store holds ``WARMUP`` reads, which the
+    caller counts."""
+    if url is None or workers == 1:
+        return True
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-            rows = conn.execute(
-                "SELECT host_hash %% %s, count(*) FROM pages WHERE type <> 'UNKNOWN' GROUP BY 1",
-                (workers,),
-            ).fetchall()
+            reads = dict(
+                conn.execute(
+                    "SELECT host_hash %% %s, count(*) FROM pages WHERE type <> 'UNKNOWN' "
+                    "GROUP BY 1",
+                    (workers,),
+                ).fetchall()
+            )
     except psycopg.Error:  # the schema not made yet: nothing read
-        return 0
-    reads = dict(rows)
-    return min(reads.get(part, 0) for part in range(workers))
+        return False
+    return all(reads.get(part, 0) >= WARMUP for part in range(workers))
 
 
 def tree_cpu(roots: list[int]) -> dict[int, float]:
@@ -203,7 +206,7 @@ def crawl_rate(
         while time.monotonic() - started < timeout and process.poll() is None:
             count = read_count(repository)
             now = time.monotonic()
-            if warm_at is None and count >= WARMUP and slowest_worker_reads(*store) >= WARMUP:
+            if warm_at is None and count >= WARMUP and every_worker_warm(url, workers):
                 warm_at, warm_count = now, count
                 cpu_at_warm = {name: tree_cpu([pid]) for name, pid in roots.items()}
             if count >= budget:
