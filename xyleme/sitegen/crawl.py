@@ -101,17 +101,17 @@ async def crawl_seeds(
     clock = ManualClock(EPOCH)
     daemon = Daemon(repository, config, clock=clock, resolver=resolver)
     daemon.open()
-    outcome = DaemonCrawl()
     gc.freeze()  # what start-up built is out of the cyclic GC's sight, as in Daemon.run
     try:
         start, cpu_start = time.perf_counter(), time.process_time()
         queue_unread(daemon.md, daemon.crawler)
         await daemon.crawler.run()
-        outcome.crawl_seconds = time.perf_counter() - start
-        outcome.rank_figures = await daemon.ranking.run()
-        outcome.seconds = time.perf_counter() - start
-        outcome.cpu_seconds = time.process_time() - cpu_start
-        _read_back(daemon.md, outcome, lambda url: daemon.crawler.scope.refusal(url) is None)
+        crawl_seconds = time.perf_counter() - start
+        rank_figures = await daemon.ranking.run()
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+        outcome = read_crawl(daemon.md, lambda url: daemon.crawler.scope.refusal(url) is None)
+        outcome.crawl_seconds, outcome.rank_figures = crawl_seconds, rank_figures
+        outcome.seconds, outcome.cpu_seconds = seconds, cpu_seconds
         if refresh:
             clock.advance(3600.0)
             outcome.refresh = await _refresh_all(daemon, list(outcome.read))
@@ -155,7 +155,12 @@ def _config(config: Config, scope: list[str], concurrency: int) -> Config:
     )
 
 
-def _read_back(md: Metadata, outcome: DaemonCrawl, in_scope: Callable[[str], bool]) -> None:
+def read_crawl(md: Metadata, in_scope: Callable[[str], bool]) -> DaemonCrawl:
+    """What the store ``md`` holds of a crawl, by URL: every page's type, the documents read,
+    the Link-Data, the rankings' link matrix within ``in_scope``, the loader's statuses and
+    the stored scores (the timings left at zero). Public so that a crawl made by other
+    processes (``xyleme run --workers``) is read back as this module's daemon's is."""
+    outcome = DaemonCrawl()
     view = md.refresh_view()
     ids = view["id"].tolist()
     urls = dict(zip(ids, md.urls_of(ids), strict=True))
@@ -175,6 +180,7 @@ def _read_back(md: Metadata, outcome: DaemonCrawl, in_scope: Callable[[str], boo
     for name, into in (("importance", outcome.importance), ("interest", outcome.interest)):
         score_ids, values = md.scores(name)
         into.update(zip((urls[i] for i in score_ids.tolist()), values.tolist(), strict=True))
+    return outcome
 
 
 def _read_matrix(
