@@ -19,6 +19,7 @@ folder, so workers on one machine never touch each other's files.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import socket
@@ -240,6 +241,9 @@ class CrawlWorker:
         self._stop = asyncio.Event()
         with stopping_on_signals(self.stop):
             self.open()
+            # What start-up built lives as long as the process: out of the cyclic GC's
+            # sight, as in the daemon (a full collection scanned it and stalled the loop).
+            gc.freeze()
             feeding = None
             try:
                 await self._follow_pause()
