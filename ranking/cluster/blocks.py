@@ -121,13 +121,19 @@ def read_outdeg(info: GraphInfo) -> np.ndarray:
 def needs(
     block: list[SliceView], owner_ranges: list[tuple[int, int]], own: int
 ) -> dict[int, np.ndarray]:
-    """For each other worker, the sorted pages of its range that are sources in ``block``."""
-    sources = np.unique(np.concatenate([view.sources for view in block]))
-    found = {}
-    for peer, (lo, hi) in enumerate(owner_ranges):
-        if peer != own:
-            found[peer] = sources[(sources >= lo) & (sources < hi)].astype(np.int64)
-    return found
+    """For each other worker, the sorted pages of its range that are sources in ``block``.
+
+    One flag a page, set by every link, then read per range: O(links + pages), where sorting
+    the block's sources (``np.unique``) took 27 s of a worker's start at 20M pages and 75M
+    links, against 1.1 s this way."""
+    marked = np.zeros(max(hi for _, hi in owner_ranges), dtype=np.bool_)
+    for view in block:
+        marked[view.sources] = True
+    return {
+        peer: np.flatnonzero(marked[lo:hi]).astype(np.int64) + lo
+        for peer, (lo, hi) in enumerate(owner_ranges)
+        if peer != own
+    }
 
 
 def _read(url: str, name: str, dtype: type, count: int) -> np.ndarray:
