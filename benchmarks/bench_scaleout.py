@@ -3,7 +3,7 @@ and the metadata write rates of both engines.
 
 Starts its own throwaway PostgreSQL cluster (:mod:`benchmarks.pgcluster`, fsync on: a real
 server's durability) and the simulated web (a child process, frozen: every run sees the
-same pages), then:
+same pages, every body rendered before the runs), then:
 
 * **crawl rates** (``pages_per_s``): the same budget of first reads on the same web, by
   ``xyleme run`` on an SQLite repository, then ``xyleme run --workers 1`` and ``--workers
@@ -15,7 +15,9 @@ same pages), then:
   and ``pg2_target_needs_cores``: the CPU two workers would burn to read ``PG2_TARGET``
   times one worker's pages/s at the CPU a page cost them here (xyleme's processes, the
   server and the simulated web, which all share this machine's ``machine_cores``): more
-  than the machine has, and that ratio cannot show;
+  than the machine has, and that ratio cannot show; each run's ``machine_busy`` is the
+  share of the machine's cores busy in its window, and ``pg2_over_sqlite`` what both
+  targets together ask to be at least 0.7 × 1.6;
 * **metadata write rates**, on the same machine and the same rows: URL-Id assignment
   through the store (``ids_for(..., canonical=True)``) against a raw ``INSERT`` by
   ``executemany`` on each engine and a raw ``COPY`` on PostgreSQL, and first fetch results
