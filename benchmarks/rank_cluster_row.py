@@ -154,6 +154,7 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
     keys += ("cluster_chaotic_speedup", "cluster_interest_sync_l1_error")
     keys += ("cluster_interest_chaotic_l1_error", "cluster_interest_speedup")
     keys += ("cluster_interest_chaotic_speedup",)
+    keys += ("cluster_ranking_speedup", "cluster_ranking_chaotic_speedup")
     if figures is None:
         print("cluster row: skipped (the [cluster] extra, dask[distributed], is not installed)")
         return dict.fromkeys(keys)
@@ -176,12 +177,13 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
             row = figures[f"{mode}_{kind}"]
             speedups[(mode, kind)] = one["s"] / row["s"]
             print(f"  {kind:<11} {mode:<9}" + _line(row))
+    interest = ("sync", "interest") in speedups
     for mode in MODES:
+        both = f", both rankings {_job_speedup(figures, mode):.2f}x" if interest else ""
         print(
             f"  {mode}: setup (actors, blocks read) {figures[f'{mode}_setup_s']:.2f} s, "
-            f"workers' CPU {figures[f'{mode}_workers_cpu_s']:.2f} s"
+            f"workers' CPU {figures[f'{mode}_workers_cpu_s']:.2f} s{both}"
         )
-    interest = ("sync", "interest") in speedups
     values = (
         round(figures["sync_importance"]["s"], 3),
         round(figures["chaotic_importance"]["s"], 3),
@@ -195,8 +197,17 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
         figures["chaotic_interest"]["l1_error"] if interest else None,
         round(speedups[("sync", "interest")], 3) if interest else None,
         round(speedups[("chaotic", "interest")], 3) if interest else None,
+        _job_speedup(figures, "sync") if interest else None,
+        _job_speedup(figures, "chaotic") if interest else None,
     )
     return dict(zip(keys, values, strict=True))
+
+
+def _job_speedup(figures: dict, mode: str) -> float:
+    """One process's time for both rankings over the two workers' (``mode``): the job of
+    ``xyleme rank compute`` (the importance, then the interest)."""
+    one = sum(figures[f"single_{kind}"]["s"] for kind in KINDS)
+    return round(one / sum(figures[f"{mode}_{kind}"]["s"] for kind in KINDS), 3)
 
 
 def _line(row: dict) -> str:

@@ -36,6 +36,8 @@ def test_the_cluster_row_alone_reports_both_rankings_in_both_modes(tmp_path):
     assert 0 < last["cluster_bytes_per_sweep"] <= last["cluster_vector_bytes"]
     assert last["cluster_speedup"] > 0 and last["cluster_interest_speedup"] > 0
     assert last["cluster_interest_chaotic_speedup"] > 0
+    assert last["cluster_ranking_speedup"] > 0 and last["cluster_ranking_chaotic_speedup"] > 0
+    assert "sync: setup" in out.stdout and "both rankings" in out.stdout
     for row in ("importance  sync", "importance  chaotic", "interest    chaotic"):
         assert row in out.stdout
     assert "ms a sweep: worker sweep (CPU)  absorb  send  wait  rest" in out.stdout
