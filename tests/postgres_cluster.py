@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import count
 
 import pytest
 
 from benchmarks.pgcluster import ClusterError, PostgresCluster, free_port, start_cluster
 
-__all__ = ["PostgresCluster", "free_port", "postgres_cluster", "postgres_url"]
+__all__ = ["PostgresCluster", "free_port", "fresh_database", "postgres_cluster", "postgres_url"]
 
 
 @pytest.fixture(scope="session")
@@ -36,12 +37,19 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 _database_numbers = count(1)
 
 
+@contextmanager
+def fresh_database(cluster: PostgresCluster) -> Iterator[str]:
+    """A new, empty database of ``cluster`` (its URL), dropped on exit."""
+    name = f"xyleme_test_{os.getpid()}_{next(_database_numbers)}"
+    cluster.admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield cluster.url(name)
+    finally:
+        cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
     """A fresh, empty database of the session's cluster for one test, dropped afterwards."""
-    name = f"xyleme_test_{os.getpid()}_{next(_database_numbers)}"
-    postgres_cluster.admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield postgres_cluster.url(name)
-    finally:
-        postgres_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(postgres_cluster) as url:
+        yield url

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from xyleme.sitegen import importance, interest, top_overlap
+from xyleme.sitegen import truth_overlaps
 from xyleme.sitegen.crawl import crawl_seeds
 from xyleme.sitegen.folder import StaticServer, folder_truth, normal
 from xyleme.sitegen.realfolder import write_folder
@@ -70,14 +70,5 @@ def test_what_is_no_document_is_not_one(crawled):
 
 def test_the_rankings_agree_with_the_independent_computation(crawled):
     _, truth, outcome, _ = crawled
-    n = len(truth.documents)
-    scores = {
-        name: {normal(url): value for url, value in vector.items()}
-        for name, vector in (("importance", outcome.importance), ("interest", outcome.interest))
-    }
-    reference_importance = dict(zip(truth.documents, importance(n, truth.edges), strict=True))
-    reference_interest = dict(
-        zip(truth.documents, interest(n, truth.edges, truth.is_xml), strict=True)
-    )
-    assert top_overlap(reference_importance, scores["importance"]) == 20
-    assert top_overlap(reference_interest, scores["interest"]) == 20
+    overlaps = truth_overlaps(outcome, truth.documents, truth.edges, truth.is_xml, normal)
+    assert overlaps == {"importance": 20, "interest": 20}

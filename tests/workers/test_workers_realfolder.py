@@ -12,7 +12,6 @@ commits, so what this proves is that none of them loses, adds or mistypes a page
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -29,8 +28,8 @@ import pytest
 
 from conventions import part_of
 from metadata import Metadata
-from tests.postgres_cluster import PostgresCluster
-from xyleme.sitegen import importance, interest, top_overlap
+from tests.postgres_cluster import PostgresCluster, fresh_database
+from xyleme.sitegen import truth_overlaps
 from xyleme.sitegen.crawl import DaemonCrawl, read_crawl
 from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
 from xyleme.sitegen.realfolder import write_folder
@@ -100,12 +99,8 @@ def succeeds(*args: str) -> None:
 def store(postgres_cluster: PostgresCluster) -> Iterator[str]:
     """A database of the session's cluster for the module's one crawl, dropped afterwards
     (``postgres_url`` is one test's)."""
-    name = f"xyleme_test_{os.getpid()}_realfolder"
-    postgres_cluster.admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield postgres_cluster.url(name)
-    finally:
-        postgres_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(postgres_cluster) as url:
+        yield url
 
 
 def servers_of_both_parts(root: Path, stack: ExitStack) -> list[StaticProcess]:
@@ -246,17 +241,8 @@ def test_the_links_are_the_true_links(crawled: WorkersCrawl) -> None:
 
 def test_the_rankings_agree_with_the_independent_computation(crawled: WorkersCrawl) -> None:
     truth, outcome = crawled.truth, crawled.outcome
-    n = len(truth.documents)
-    scores = {
-        name: {normal(url): value for url, value in vector.items()}
-        for name, vector in (("importance", outcome.importance), ("interest", outcome.interest))
-    }
-    reference_importance = dict(zip(truth.documents, importance(n, truth.edges), strict=True))
-    reference_interest = dict(
-        zip(truth.documents, interest(n, truth.edges, truth.is_xml), strict=True)
-    )
-    assert top_overlap(reference_importance, scores["importance"]) == 20
-    assert top_overlap(reference_interest, scores["interest"]) == 20
+    overlaps = truth_overlaps(outcome, truth.documents, truth.edges, truth.is_xml, normal)
+    assert overlaps == {"importance": 20, "interest": 20}
 
 
 def test_the_cluster_ranks_as_one_process_does(

@@ -15,7 +15,13 @@ Only the tests and the benchmarks import it; the daemon never does.
 """
 
 from xyleme.sitegen.build import IDNA_HOST, IDNA_PUNYCODE, SiteSpec, build_site
-from xyleme.sitegen.crawl import DaemonCrawl, crawl_seeds, crawl_with_daemon, top_overlap
+from xyleme.sitegen.crawl import (
+    DaemonCrawl,
+    crawl_seeds,
+    crawl_with_daemon,
+    top_overlap,
+    truth_overlaps,
+)
 from xyleme.sitegen.flavours import Flavour, flavour
 from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
 from xyleme.sitegen.model import Document, Link, Response, Site, canonical
@@ -58,5 +64,6 @@ __all__ = [
     "parse_types",
     "resolve",
     "top_overlap",
+    "truth_overlaps",
     "write_folder",
 ]

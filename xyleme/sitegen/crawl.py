@@ -24,6 +24,7 @@ from xyleme.config import Config
 from xyleme.crawler import Level
 from xyleme.daemon import Daemon
 from xyleme.jobs import queue_unread
+from xyleme.sitegen.rankings import importance, interest
 from xyleme.sitegen.server import ServedSite
 
 EPOCH = 1_700_000_000.0
@@ -196,6 +197,32 @@ def _read_matrix(
                 (urls[ids[s]], urls[ids[d]])
                 for s, d in zip(src.tolist(), dst.tolist(), strict=True)
             )
+
+
+def truth_overlaps(
+    outcome: DaemonCrawl,
+    documents: list[str],
+    edges: list[tuple[int, int]],
+    is_xml: list[bool],
+    spelled: Callable[[str], str] = str,
+) -> dict[str, int]:
+    """How many of the crawl's top 20 pages by importance and by interest are in the top 20
+    of the independent computation on the true document graph (``documents``, ``edges``
+    between their positions, ``is_xml``); ``spelled`` writes a crawled URL as the truth
+    does (:func:`xyleme.sitegen.folder.normal` for a folder's)."""
+    n = len(documents)
+    references = {
+        "importance": importance(n, edges),
+        "interest": interest(n, edges, is_xml),
+    }
+    found = {"importance": outcome.importance, "interest": outcome.interest}
+    return {
+        name: top_overlap(
+            dict(zip(documents, reference.tolist(), strict=True)),
+            {spelled(url): value for url, value in found[name].items()},
+        )
+        for name, reference in references.items()
+    }
 
 
 def top_overlap(reference: dict[str, float], candidate: dict[str, float], k: int = 20) -> int:
