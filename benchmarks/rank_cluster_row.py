@@ -178,8 +178,9 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
             speedups[(mode, kind)] = one["s"] / row["s"]
             print(f"  {kind:<11} {mode:<9}" + _line(row))
     interest = ("sync", "interest") in speedups
+    jobs = {mode: _job_speedup(figures, mode) if interest else None for mode in MODES}
     for mode in MODES:
-        both = f", both rankings {_job_speedup(figures, mode):.2f}x" if interest else ""
+        both = f", both rankings {jobs[mode]:.2f}x" if interest else ""
         print(
             f"  {mode}: setup (actors, blocks read) {figures[f'{mode}_setup_s']:.2f} s, "
             f"workers' CPU {figures[f'{mode}_workers_cpu_s']:.2f} s{both}"
@@ -197,8 +198,8 @@ def report(figures: dict | None, args: argparse.Namespace) -> dict:
         figures["chaotic_interest"]["l1_error"] if interest else None,
         round(speedups[("sync", "interest")], 3) if interest else None,
         round(speedups[("chaotic", "interest")], 3) if interest else None,
-        _job_speedup(figures, "sync") if interest else None,
-        _job_speedup(figures, "chaotic") if interest else None,
+        jobs["sync"],
+        jobs["chaotic"],
     )
     return dict(zip(keys, values, strict=True))
 

@@ -12,8 +12,10 @@ from click.testing import CliRunner
 from xyleme.cli import cli
 
 
-def make_repository(folder: Path, config: str = "") -> Path:
-    result = CliRunner().invoke(cli, ["init", str(folder)])
+def make_repository(folder: Path, config: str = "", *, db: str | None = None) -> Path:
+    """``xyleme init`` (on the store ``db`` when given), then ``config`` as its whole
+    ``xyleme.toml``."""
+    result = CliRunner().invoke(cli, ["init", str(folder), *(["--db", db] if db else [])])
     assert result.exit_code == 0, result.output
     if config:
         (folder / "xyleme.toml").write_text(config)

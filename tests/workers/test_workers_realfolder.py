@@ -13,8 +13,6 @@ commits, so what this proves is that none of them loses, adds or mistypes a page
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -25,10 +23,13 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 from conventions import part_of
 from metadata import Metadata
+from tests.daemon_fixtures import RunningDaemon, make_repository, wait_until
 from tests.postgres_cluster import PostgresCluster, fresh_database
+from xyleme.cli import cli
 from xyleme.sitegen import truth_overlaps
 from xyleme.sitegen.crawl import DaemonCrawl, read_crawl
 from xyleme.sitegen.folder import FolderTruth, StaticServer, folder_truth, normal
@@ -43,8 +44,8 @@ CRAWL_DEADLINE_S = 180.0
 SETTLED_S = 5.0
 """The store has settled once its count of typed pages has not moved for this long."""
 POLL_S = 0.5
-COMMAND_DEADLINE_S = 120.0
-"""Real seconds for one CLI command (the stop, the run's exit, a ranking on a LocalCluster)."""
+STOP_DEADLINE_S = 120.0
+"""Real seconds for the run to exit once ``xyleme stop`` returned."""
 SERVER_TRIES = 20
 """Servers started, at most, until one's host is of another part than the first's (each try
 has one chance in two)."""
@@ -71,28 +72,14 @@ class WorkersCrawl:
     """Origin → every path its server was asked for, in order."""
     repository: Path
     store: str
-    log: Path
+    log: str
     """What ``xyleme run --workers 2`` wrote."""
 
 
-def xyleme(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m xyleme ARGS`` in a child process, its output kept, within the deadline."""
-    command = [sys.executable, "-m", "xyleme", *args]
-    return subprocess.run(
-        command,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_DEADLINE_S,
-    )
-
-
 def succeeds(*args: str) -> None:
-    """``xyleme ARGS``; fails the test with its output unless it exits 0."""
-    done = xyleme(*args)
-    assert done.returncode == 0, f"xyleme {' '.join(args)}: exit {done.returncode}\n" + (
-        done.stdout + done.stderr
-    )
+    """``xyleme ARGS`` in this process; fails the test with its output unless it exits 0."""
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, f"xyleme {' '.join(args)}: {result.output}"
 
 
 @pytest.fixture(scope="module")
@@ -129,57 +116,50 @@ def joined(truths: list[FolderTruth]) -> FolderTruth:
     return whole
 
 
-def make_repository(repository: Path, store: str, scopes: list[str], seeds: list[str]) -> None:
-    """``xyleme init --db``, the crawl's configuration written whole (the generated file has a
-    commented ``[crawler]`` section, which TOML refuses twice), and the seeds."""
-    succeeds("init", str(repository), "--db", store)
+def crawl_repository(repository: Path, store: str, scopes: list[str], seeds: list[str]) -> None:
+    """A repository on ``store`` with the crawl's configuration (written whole: the generated
+    file has a commented ``[crawler]`` section, which TOML refuses twice), and the seeds."""
     scope = ", ".join(f'"{prefix}"' for prefix in scopes)
-    (repository / "xyleme.toml").write_text(
+    config = (
         f'[store]\nurl = "{store}"\n\n[archive]\nenabled = false\n\n'
         f"[crawler]\nscope = [{scope}]\nmin_delay = 0.0\nmax_crawl_delay = 0.0\n"
         "max_scout_depth = 64\n"
     )
+    make_repository(repository, config, db=store)
     succeeds("--repo", str(repository), "seed", "add", *seeds)
 
 
-def wait_until_settled(store: str, run: subprocess.Popen, log: Path) -> None:
-    """Poll the store until it types some pages and their count has not moved for
-    ``SETTLED_S`` (nothing left to fetch); fails if the run exits first, or at the deadline."""
-    deadline = time.monotonic() + CRAWL_DEADLINE_S
-    last, since = -1, time.monotonic()
-    with psycopg.connect(store, autocommit=True) as conn:
-        while True:
-            assert run.poll() is None, f"the run exited {run.returncode}:\n{log.read_text()}"
-            query = "SELECT count(*) FROM pages WHERE type <> 'UNKNOWN'"
-            now, typed = time.monotonic(), conn.execute(query).fetchone()[0]
-            if typed != last:
-                last, since = typed, now
-            elif typed > 0 and now - since >= SETTLED_S:
-                return
-            assert now < deadline, f"{typed} pages typed and counting:\n{log.read_text()}"
-            time.sleep(POLL_S)
+class Settled:
+    """For :func:`wait_until`: whether the store types some pages and their count has not
+    moved for ``SETTLED_S`` (nothing left to fetch); fails if the run exits first."""
+
+    def __init__(self, conn: psycopg.Connection, run: RunningDaemon) -> None:
+        self.conn, self.run = conn, run
+        self.typed, self.since = -1, time.monotonic()
+
+    def __call__(self) -> bool:
+        code = self.run.process.poll()
+        assert code is None, f"the run exited {code}:\n" + "\n".join(self.run.lines)
+        query = "SELECT count(*) FROM pages WHERE type <> 'UNKNOWN'"
+        now, typed = time.monotonic(), self.conn.execute(query).fetchone()[0]
+        if typed != self.typed:
+            self.typed, self.since = typed, now
+        return typed > 0 and now - self.since >= SETTLED_S
 
 
-def crawl_with_workers(repository: Path, store: str, log: Path) -> None:
-    """``xyleme run --workers 2`` until the store settles, then ``xyleme stop``: both exit 0."""
-    command = [sys.executable, "-m", "xyleme", "--repo", str(repository), "run"]
-    with log.open("w") as output:
-        run = subprocess.Popen(
-            [*command, "--workers", str(PARTS)],
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-        )
-        try:
-            wait_until_settled(store, run, log)
-            stop = xyleme("--repo", str(repository), "stop")
-            assert stop.returncode == 0, stop.stdout + stop.stderr + log.read_text()
-            code = run.wait(COMMAND_DEADLINE_S)
-            assert code == 0, f"the run exited {code}:\n{log.read_text()}"
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
+def crawl_with_workers(repository: Path, store: str) -> str:
+    """``xyleme run --workers 2`` until the store settles, then ``xyleme stop``: both exit
+    0. Returns what the run logged."""
+    run = RunningDaemon(repository, "--workers", str(PARTS))
+    try:
+        with psycopg.connect(store, autocommit=True) as conn:
+            wait_until(Settled(conn, run), timeout=CRAWL_DEADLINE_S, every=POLL_S)
+        succeeds("--repo", str(repository), "stop")  # returns once the run let go
+        code = run.process.wait(STOP_DEADLINE_S)
+        assert code == 0, f"the run exited {code}:\n" + "\n".join(run.lines)
+    finally:
+        run.kill()
+    return "\n".join(run.lines)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +169,6 @@ def crawled(tmp_path_factory: pytest.TempPathFactory, store: str) -> WorkersCraw
     root = tmp_path_factory.mktemp("folder")
     write_folder(root, copies=2)
     repository = tmp_path_factory.mktemp("repo") / "repo"
-    log = repository.parent / "run.log"
     with ExitStack() as stack:
         served = servers_of_both_parts(root, stack)
         seeds = [f"{server.origin}/index.html" for server in served]
@@ -200,8 +179,8 @@ def crawled(tmp_path_factory: pytest.TempPathFactory, store: str) -> WorkersCraw
                 for server, seed, scope in zip(served, seeds, scopes, strict=True)
             ]
         )
-        make_repository(repository, store, scopes, seeds)
-        crawl_with_workers(repository, store, log)
+        crawl_repository(repository, store, scopes, seeds)
+        log = crawl_with_workers(repository, store)
         requests = {server.origin: REQUEST.findall(server.log()) for server in served}
     succeeds("--repo", str(repository), "rank", "compute")
     with Metadata.open(store) as md:
@@ -217,11 +196,8 @@ def cluster_scores(crawled: WorkersCrawl) -> dict[str, dict[str, float]]:
     the one process's: ``crawled`` kept those)."""
     succeeds("--repo", str(crawled.repository), "rank", "compute", "--workers", "2")
     with Metadata.open(crawled.store) as md:
-        scores = {}
-        for name in ("importance", "interest"):
-            ids, values = md.scores(name)
-            scores[name] = dict(zip(md.urls_of(ids.tolist()), values.tolist(), strict=True))
-    return scores
+        outcome = read_crawl(md, lambda url: True)
+    return {"importance": outcome.importance, "interest": outcome.interest}
 
 
 def test_every_reachable_document_is_read_and_nothing_else(crawled: WorkersCrawl) -> None:
@@ -266,7 +242,7 @@ def test_both_workers_read_and_stopped_cleanly(crawled: WorkersCrawl) -> None:
         for row in crawled.workers
         if row["role"] == "worker"
     )
-    assert rows == [(0, 2, "stopped", True), (1, 2, "stopped", True)], crawled.log.read_text()
+    assert rows == [(0, 2, "stopped", True), (1, 2, "stopped", True)], crawled.log
 
 
 def test_no_request_robots_txt_refuses_reaches_a_server(crawled: WorkersCrawl) -> None:
